@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn_sim: a simulated Trainium-class device. Devices live on their own bus
+ * (/sys/bus/trn_sim), are created and destroyed at runtime through its
+ * new_device and del_device files, and are bound by the trn_sim driver,
+ * which registers them with the trn core like any hardware backend.
+ */
+#ifndef __TRN_SIM_H__
+#define __TRN_SIM_H__
+
+#include <linux/bits.h>
+#include <linux/device.h>
+#include <linux/list.h>
+#include <linux/types.h>
+
+struct dentry;
+struct trn_device;
+
+#define TRN_SIM_MAX_ID		1023
+#define TRN_SIM_MAX_CORES	64
+#define TRN_SIM_MAX_QUEUES	16
+#define TRN_SIM_MAX_HBM_MIB	4096
+
+#define TRN_SIM_DEFAULT_CORES	8
+#define TRN_SIM_DEFAULT_HBM_MIB	256
+#define TRN_SIM_DEFAULT_QUEUES	4
+
+/* Every context sees the same device VA window: [4 GiB, 256 TiB). */
+#define TRN_SIM_VA_START	BIT_ULL(32)
+#define TRN_SIM_VA_END		BIT_ULL(48)
+
+/**
+ * struct trn_sim_dev - one simulated device
+ * @dev: the device on the trn_sim bus
+ * @list: entry in the bus's device list, under trn_sim_lock
+ * @id: identifier chosen by whoever created the device
+ * @num_cores: NeuronCores
+ * @queues_per_core: hardware queues per NeuronCore
+ * @hbm_mib: device memory in MiB
+ * @tdev: the core's device while bound, NULL otherwise
+ * @debugfs: this device's knob directory while bound
+ */
+struct trn_sim_dev {
+	struct device dev;
+	struct list_head list;
+	u32 id;
+	u32 num_cores;
+	u32 queues_per_core;
+	u32 hbm_mib;
+	struct trn_device *tdev;
+	struct dentry *debugfs;
+};
+
+static inline struct trn_sim_dev *to_trn_sim_dev(struct device *dev)
+{
+	return container_of(dev, struct trn_sim_dev, dev);
+}
+
+extern struct dentry *trn_sim_debugfs_root;
+
+int trn_sim_probe(struct device *dev);
+void trn_sim_remove(struct device *dev);
+
+#endif /* __TRN_SIM_H__ */

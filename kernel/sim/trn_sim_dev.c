@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Binding of a simulated device: registration with the trn core as a
+ * hardware backend, and its debugfs directory of knobs.
+ */
+
+#include <linux/debugfs.h>
+#include <linux/err.h>
+#include <linux/module.h>
+#include <linux/sizes.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "../trn_hw.h"
+#include "trn_sim.h"
+
+static const struct trn_hw_ops trn_sim_hw_ops = {
+	.owner = THIS_MODULE,
+};
+
+static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
+{
+	sdev->debugfs = debugfs_create_dir(dev_name(&sdev->dev),
+					   trn_sim_debugfs_root);
+	debugfs_create_u32("cores", 0400, sdev->debugfs, &sdev->num_cores);
+	debugfs_create_u32("queues", 0400, sdev->debugfs,
+			   &sdev->queues_per_core);
+	debugfs_create_u32("hbm_mib", 0400, sdev->debugfs, &sdev->hbm_mib);
+}
+
+/**
+ * trn_sim_probe() - bring a simulated device up and register it
+ * @dev: the device on the trn_sim bus
+ *
+ * Return: 0 or a negative errno.
+ */
+int trn_sim_probe(struct device *dev)
+{
+	struct trn_sim_dev *sdev = to_trn_sim_dev(dev);
+	const struct trn_device_desc desc = {
+		.generation = DRM_TRN_GEN_SIM,
+		.device_id = sdev->id,
+		.num_cores = sdev->num_cores,
+		.queues_per_core = sdev->queues_per_core,
+		.hbm_size = (u64)sdev->hbm_mib * SZ_1M,
+		.va_start = TRN_SIM_VA_START,
+		.va_size = TRN_SIM_VA_END - TRN_SIM_VA_START,
+		.capabilities = DRM_TRN_CAP_SIMULATED |
+				DRM_TRN_CAP_HBM_CPU_VISIBLE,
+	};
+	struct trn_device *tdev;
+
+	tdev = trn_device_register(dev, &desc, &trn_sim_hw_ops, sdev);
+	if (IS_ERR(tdev))
+		return PTR_ERR(tdev);
+	sdev->tdev = tdev;
+	trn_sim_debugfs_init(sdev);
+	return 0;
+}
+
+/**
+ * trn_sim_remove() - unregister a simulated device from the core
+ * @dev: the device on the trn_sim bus
+ */
+void trn_sim_remove(struct device *dev)
+{
+	struct trn_sim_dev *sdev = to_trn_sim_dev(dev);
+
+	debugfs_remove_recursive(sdev->debugfs);
+	sdev->debugfs = NULL;
+	trn_device_unregister(sdev->tdev);
+	sdev->tdev = NULL;
+}

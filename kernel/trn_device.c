@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Registration of devices by hardware backends (see trn_hw.h).
+ */
+
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/export.h>
+#include <linux/mm.h>
+
+#include <drm/drm_drv.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_drv.h"
+
+static int trn_desc_validate(struct device *parent,
+			     const struct trn_device_desc *desc)
+{
+	if (!desc->num_cores || !desc->queues_per_core || !desc->hbm_size) {
+		dev_err(parent, "device without cores, queues or memory\n");
+		return -EINVAL;
+	}
+	if (!PAGE_ALIGNED(desc->va_start) || !PAGE_ALIGNED(desc->va_size) ||
+	    !desc->va_size || desc->va_start + desc->va_size < desc->va_start) {
+		dev_err(parent, "invalid device VA range\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * trn_device_register() - register an accelerator with the trn core
+ * @parent: the backend's bound device; the DRM device is managed by its
+ *          devres, so this must be called from the backend's probe
+ * @desc: description of the hardware, copied
+ * @ops: hardware operations, which must outlive the device
+ * @hw_priv: backend data, returned by trn_device_hw_priv()
+ *
+ * Creates the accel node once the hardware is initialised.
+ *
+ * Return: the new device or an ERR_PTR() on failure.
+ */
+struct trn_device *trn_device_register(struct device *parent,
+				       const struct trn_device_desc *desc,
+				       const struct trn_hw_ops *ops,
+				       void *hw_priv)
+{
+	struct trn_device *tdev;
+	int ret;
+
+	if (!ops || !ops->owner)
+		return ERR_PTR(-EINVAL);
+	ret = trn_desc_validate(parent, desc);
+	if (ret)
+		return ERR_PTR(ret);
+
+	tdev = devm_drm_dev_alloc(parent, &trn_drm_driver, struct trn_device,
+				  drm);
+	if (IS_ERR(tdev))
+		return tdev;
+	tdev->desc = *desc;
+	tdev->ops = ops;
+	tdev->hw_priv = hw_priv;
+
+	if (ops->hw_init) {
+		ret = ops->hw_init(tdev);
+		if (ret)
+			return ERR_PTR(ret);
+	}
+
+	ret = drm_dev_register(&tdev->drm, 0);
+	if (ret)
+		goto err_hw_fini;
+
+	return tdev;
+
+err_hw_fini:
+	if (ops->hw_fini)
+		ops->hw_fini(tdev);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL_GPL(trn_device_register);
+
+/**
+ * trn_device_unregister() - remove an accelerator registered by a backend
+ * @tdev: the device
+ *
+ * Unplugs the DRM device: open files stay valid but every further ioctl on
+ * them fails with -ENODEV. The memory goes when the last file is closed and
+ * the backend's device is released.
+ */
+void trn_device_unregister(struct trn_device *tdev)
+{
+	drm_dev_unplug(&tdev->drm);
+	if (tdev->ops->hw_fini)
+		tdev->ops->hw_fini(tdev);
+}
+EXPORT_SYMBOL_GPL(trn_device_unregister);
+
+/**
+ * trn_device_hw_priv() - the backend data given to trn_device_register()
+ * @tdev: the device
+ *
+ * Return: the backend's private pointer.
+ */
+void *trn_device_hw_priv(struct trn_device *tdev)
+{
+	return tdev->hw_priv;
+}
+EXPORT_SYMBOL_GPL(trn_device_hw_priv);

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The DRM driver of trn: module, file operations, contexts and the ioctl
+ * table. Devices come and go through trn_device.c on behalf of backends.
+ */
+
+#include <linux/module.h>
+#include <linux/slab.h>
+
+#include <drm/drm_accel.h>
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_ioctl.h>
+#include <drm/drm_gem.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_compat.h"
+#include "trn_drv.h"
+
+static int trn_open(struct drm_device *drm, struct drm_file *file)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	struct trn_file *tfile;
+	int idx, ret;
+
+	if (!drm_dev_enter(drm, &idx))
+		return -ENODEV;
+
+	/*
+	 * The backend's ops and the parent device's release code live in the
+	 * backend module: keep it loaded for as long as this file exists.
+	 */
+	if (!try_module_get(tdev->ops->owner)) {
+		ret = -ENODEV;
+		goto out_exit;
+	}
+
+	tfile = kzalloc(sizeof(*tfile), GFP_KERNEL);
+	if (!tfile) {
+		ret = -ENOMEM;
+		goto err_put_module;
+	}
+	tfile->tdev = tdev;
+	file->driver_priv = tfile;
+	drm_dev_exit(idx);
+	return 0;
+
+err_put_module:
+	module_put(tdev->ops->owner);
+out_exit:
+	drm_dev_exit(idx);
+	return ret;
+}
+
+static void trn_postclose(struct drm_device *drm, struct drm_file *file)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+
+	kfree(file->driver_priv);
+	module_put(tdev->ops->owner);
+}
+
+static const struct drm_ioctl_desc trn_ioctls[] = {
+	DRM_IOCTL_DEF_DRV(TRN_QUERY, trn_ioctl_query, 0),
+};
+
+/*
+ * Spelled out rather than DEFINE_DRM_ACCEL_FOPS(): the macro's contents vary
+ * between kernels (fdinfo in particular) and we always want fdinfo.
+ */
+static const struct file_operations trn_fops = {
+	.owner		= THIS_MODULE,
+	.open		= accel_open,
+	.release	= drm_release,
+	.unlocked_ioctl	= drm_ioctl,
+	.compat_ioctl	= drm_compat_ioctl,
+	.poll		= drm_poll,
+	.read		= drm_read,
+	.llseek		= noop_llseek,
+	.mmap		= drm_gem_mmap,
+	.show_fdinfo	= drm_show_fdinfo,
+	.fop_flags	= FOP_UNSIGNED_OFFSET,
+};
+
+const struct drm_driver trn_drm_driver = {
+	.driver_features	= DRIVER_COMPUTE_ACCEL | DRIVER_GEM |
+				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
+	.open			= trn_open,
+	.postclose		= trn_postclose,
+	.ioctls			= trn_ioctls,
+	.num_ioctls		= ARRAY_SIZE(trn_ioctls),
+	.fops			= &trn_fops,
+	.name			= TRN_DRIVER_NAME,
+	.desc			= TRN_DRIVER_DESC,
+	.major			= TRN_DRIVER_MAJOR,
+	.minor			= TRN_DRIVER_MINOR,
+	.patchlevel		= TRN_DRIVER_PATCHLEVEL,
+};
+
+MODULE_DESCRIPTION("DRM accel driver for Trainium-class ML accelerators");
+MODULE_AUTHOR("The trn authors");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * DRM_IOCTL_TRN_QUERY: blocks of information about the device.
+ */
+
+#include <linux/minmax.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_device.h>
+#include <drm/drm_file.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_drv.h"
+
+/* The first version of each answer: shorter buffers are refused. */
+#define TRN_DEVICE_INFO_V1_SIZE \
+	offsetofend(struct drm_trn_device_info, capabilities)
+
+/*
+ * Copy an answer of @size bytes to userspace under the size rules of
+ * struct drm_trn_query. @args is only updated on success, so that a
+ * failing call leaves userspace's structure as it was.
+ */
+static int trn_query_copy_out(struct drm_trn_query *args, const void *answer,
+			      u32 size, u32 min_size)
+{
+	u32 len;
+
+	if (!args->size) {
+		args->size = size;
+		return 0;
+	}
+	if (args->size < min_size)
+		return -EINVAL;
+
+	len = min(args->size, size);
+	if (copy_to_user(u64_to_user_ptr(args->data), answer, len))
+		return -EFAULT;
+	args->size = len;
+	return 0;
+}
+
+static int trn_query_device_info(struct trn_device *tdev,
+				 struct drm_trn_query *args)
+{
+	const struct trn_device_desc *desc = &tdev->desc;
+	struct drm_trn_device_info info = {
+		.uapi_major = DRM_TRN_UAPI_MAJOR,
+		.uapi_minor = DRM_TRN_UAPI_MINOR,
+		.generation = desc->generation,
+		.num_cores = desc->num_cores,
+		.queues_per_core = desc->queues_per_core,
+		.device_id = desc->device_id,
+		.hbm_size = desc->hbm_size,
+		.va_start = desc->va_start,
+		.va_size = desc->va_size,
+		.capabilities = desc->capabilities,
+	};
+
+	return trn_query_copy_out(args, &info, sizeof(info),
+				  TRN_DEVICE_INFO_V1_SIZE);
+}
+
+/**
+ * trn_ioctl_query() - handler of DRM_IOCTL_TRN_QUERY
+ * @drm: the device
+ * @data: the ioctl's &struct drm_trn_query, in kernel memory
+ * @file: the caller's file
+ *
+ * Return: 0 on success, -EINVAL for bad arguments or an unknown query,
+ * -EFAULT if the answer cannot be written.
+ */
+int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	struct drm_trn_query *args = data;
+
+	if (args->flags || args->pad)
+		return -EINVAL;
+
+	switch (args->query) {
+	case DRM_TRN_QUERY_DEVICE_INFO:
+		return trn_query_device_info(tdev, args);
+	default:
+		return -EINVAL;
+	}
+}
