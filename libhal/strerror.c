@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Error and name strings.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "trnhal.h"
+#include "internal.h"
+
+/* Wording for errors whose meaning is specific to trn or to this library. */
+static const struct {
+	int err;
+	const char *text;
+} trn_errors[] = {
+	{ ENOENT, "no such trn device node" },
+	{ ENODEV, "not a trn device, or the device has been removed" },
+	{ ECHILD, "device handle was opened before fork() and cannot be used in the child" },
+	{ EPROTO, "the driver's uAPI major version is not supported by this libtrnhal" },
+	{ EACCES, "permission denied opening the /dev/accel node" },
+	{ EPERM, "operation not permitted" },
+	{ EINVAL, "invalid argument" },
+	{ EFAULT, "bad address passed to the driver" },
+	{ ENOMEM, "out of memory" },
+	{ ENOTTY, "ioctl not supported by the driver" },
+};
+
+TRN_PUBLIC const char *trn_strerror(int err)
+{
+	const char *text;
+	size_t i;
+
+	if (err == 0)
+		return "success";
+	/* Accept plain errno values too; everything here returns -errno. */
+	if (err < 0) {
+		if (err == -2147483647 - 1)
+			return "unknown error";
+		err = -err;
+	}
+	for (i = 0; i < sizeof(trn_errors) / sizeof(trn_errors[0]); i++)
+		if (trn_errors[i].err == err)
+			return trn_errors[i].text;
+	/* strerrordesc_np() is thread-safe and never formats into a buffer. */
+	text = strerrordesc_np(err);
+	return text ? text : "unknown error";
+}
+
+TRN_PUBLIC const char *trn_generation_name(uint32_t generation)
+{
+	switch (generation) {
+	case TRN_GEN_SIM:
+		return "sim";
+	case TRN_GEN_TRN2:
+		return "trn2";
+	case TRN_GEN_TRN3:
+		return "trn3";
+	default:
+		return "unknown";
+	}
+}

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Helpers shared by the in-guest tests: driving trn_sim through sysfs,
+ * finding a simulated device's accel node, raw ioctls, module loading.
+ * Every helper returns 0 (or a value) on success and a negative errno on
+ * failure, so tests can assert the exact error.
+ */
+#ifndef TRN_GUEST_TEST_H
+#define TRN_GUEST_TEST_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "trn_accel.h"
+
+#define SIM_BUS		"/sys/bus/trn_sim"
+#define SIM_DEBUGFS	"/sys/kernel/debug/trn_sim"
+#define ACCEL_CLASS	"/sys/class/accel"
+
+/* Shape trn_sim gives a device when told only its id. */
+#define SIM_DEFAULT_CORES	8
+#define SIM_DEFAULT_HBM_MIB	256
+#define SIM_DEFAULT_QUEUES	4
+#define SIM_VA_START		0x100000000ULL
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
+/* Write @buf to the sysfs file @path in one write(); 0 or -errno. */
+static inline int sysfs_write(const char *path, const char *buf)
+{
+	ssize_t n;
+	int fd, ret = 0;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, buf, strlen(buf));
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != strlen(buf))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
+/* Read a small file into @buf (terminated); bytes read or -errno. */
+static inline int read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return (int)n;
+}
+
+static inline int read_u64(const char *path, uint64_t *val)
+{
+	char buf[64], *end;
+	int ret;
+
+	ret = read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	errno = 0;
+	*val = strtoull(buf, &end, 0);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return -EINVAL;
+	return 0;
+}
+
+/* Raw command string to new_device, e.g. "10 8 256 4"; 0 or -errno. */
+static inline int sim_new_raw(const char *cmd)
+{
+	return sysfs_write(SIM_BUS "/new_device", cmd);
+}
+
+static inline int sim_del_raw(const char *cmd)
+{
+	return sysfs_write(SIM_BUS "/del_device", cmd);
+}
+
+/* Create device @id; a zero @cores leaves the whole shape at its default. */
+static inline int sim_new(unsigned int id, unsigned int cores,
+			  unsigned int hbm_mib, unsigned int queues)
+{
+	char cmd[64];
+
+	if (!cores)
+		snprintf(cmd, sizeof(cmd), "%u", id);
+	else
+		snprintf(cmd, sizeof(cmd), "%u %u %u %u", id, cores, hbm_mib,
+			 queues);
+	return sim_new_raw(cmd);
+}
+
+static inline int sim_del(unsigned int id)
+{
+	char cmd[32];
+
+	snprintf(cmd, sizeof(cmd), "%u", id);
+	return sim_del_raw(cmd);
+}
+
+static inline bool sim_exists(unsigned int id)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), SIM_BUS "/devices/trn_sim%u", id);
+	return access(path, F_OK) == 0;
+}
+
+static inline bool sim_available(void)
+{
+	return access(SIM_BUS "/new_device", W_OK) == 0;
+}
+
+/* Parse "accelN" strictly. */
+static inline bool parse_accel(const char *name, unsigned int *minor)
+{
+	char *end;
+	unsigned long v;
+
+	if (strncmp(name, "accel", 5) || name[5] < '0' || name[5] > '9')
+		return false;
+	v = strtoul(name + 5, &end, 10);
+	if (*end || v > UINT_MAX)
+		return false;
+	*minor = (unsigned int)v;
+	return true;
+}
+
+/* The accel minor of simulated device @id, from its sysfs directory. */
+static inline int sim_minor(unsigned int id, unsigned int *minor)
+{
+	char path[128];
+	struct dirent *de;
+	int ret = -ENOENT;
+	DIR *dir;
+
+	*minor = UINT_MAX;
+	snprintf(path, sizeof(path), SIM_BUS "/devices/trn_sim%u/accel", id);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((de = readdir(dir)))
+		if (parse_accel(de->d_name, minor)) {
+			ret = 0;
+			break;
+		}
+	closedir(dir);
+	return ret;
+}
+
+static inline void accel_node(unsigned int minor, char *buf, size_t size)
+{
+	snprintf(buf, size, "/dev/accel/accel%u", minor);
+}
+
+/* Open the accel node of @minor; fd or -errno. */
+static inline int open_minor(unsigned int minor)
+{
+	char path[64];
+	int fd;
+
+	accel_node(minor, path, sizeof(path));
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* Open the accel node of simulated device @id; fd or -errno. */
+static inline int sim_open(unsigned int id)
+{
+	unsigned int minor;
+	int ret;
+
+	ret = sim_minor(id, &minor);
+	if (ret)
+		return ret;
+	return open_minor(minor);
+}
+
+/* ioctl() returning 0 or -errno (no retry: tests want the raw result). */
+static inline int raw_ioctl(int fd, unsigned long request, void *arg)
+{
+	return ioctl(fd, request, arg) ? -errno : 0;
+}
+
+static inline int query_info(int fd, struct drm_trn_device_info *info)
+{
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_DEVICE_INFO,
+		.size = sizeof(*info),
+		.data = (uintptr_t)info,
+	};
+
+	memset(info, 0, sizeof(*info));
+	return raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q);
+}
+
+/* DRM driver name of @fd into @name; 0 or -errno. */
+static inline int drm_driver_name(int fd, char *name, size_t size,
+				  int *major, int *minor, int *patch)
+{
+	struct drm_version v;
+	int ret;
+
+	memset(&v, 0, sizeof(v));
+	memset(name, 0, size);
+	v.name = name;
+	v.name_len = size - 1;
+	ret = raw_ioctl(fd, DRM_IOCTL_VERSION, &v);
+	if (ret)
+		return ret;
+	if (v.name_len >= size)
+		return -ENAMETOOLONG;
+	if (major) {
+		*major = v.version_major;
+		*minor = v.version_minor;
+		*patch = v.version_patchlevel;
+	}
+	return 0;
+}
+
+/* Whether /dev/accel/accel@minor is driven by trn. */
+static inline bool minor_is_trn(unsigned int minor)
+{
+	char name[32];
+	int fd, ret;
+
+	fd = open_minor(minor);
+	if (fd < 0)
+		return false;
+	ret = drm_driver_name(fd, name, sizeof(name), NULL, NULL, NULL);
+	close(fd);
+	return !ret && !strcmp(name, "trn");
+}
+
+/* Count accel devices driven by trn (independently of libtrnhal). */
+static inline int count_trn_devices(void)
+{
+	struct dirent *de;
+	unsigned int minor;
+	int n = 0;
+	DIR *dir;
+
+	dir = opendir(ACCEL_CLASS);
+	if (!dir)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(dir)))
+		if (parse_accel(de->d_name, &minor) && minor_is_trn(minor))
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/* Make sure debugfs is mounted; 0 or -errno. */
+static inline int debugfs_ready(void)
+{
+	if (access(SIM_DEBUGFS, F_OK) == 0)
+		return 0;
+	if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL) &&
+	    errno != EBUSY)
+		return -errno;
+	return access(SIM_DEBUGFS, F_OK) ? -errno : 0;
+}
+
+static inline int sim_debugfs_u64(unsigned int id, const char *file,
+				  uint64_t *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), SIM_DEBUGFS "/trn_sim%u/%s", id, file);
+	return read_u64(path, val);
+}
+
+/* Reference count of a loaded module, from sysfs; -errno if not loaded. */
+static inline long module_refcnt(const char *name)
+{
+	char path[128];
+	uint64_t v;
+	int ret;
+
+	snprintf(path, sizeof(path), "/sys/module/%s/refcnt", name);
+	ret = read_u64(path, &v);
+	return ret ? ret : (long)v;
+}
+
+static inline bool module_loaded(const char *name)
+{
+	char path[128];
+
+	/* initstate exists only for loadable modules that are live. */
+	snprintf(path, sizeof(path), "/sys/module/%s/initstate", name);
+	return access(path, F_OK) == 0;
+}
+
+/* finit_module() @dir/@name.ko with @params; 0 or -errno. */
+static inline int module_load(const char *dir, const char *name,
+			      const char *params)
+{
+	char path[PATH_MAX];
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/%s.ko", dir, name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (syscall(SYS_finit_module, fd, params, 0))
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* delete_module() without waiting for users; 0 or -errno. */
+static inline int module_unload(const char *name)
+{
+	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+#endif /* TRN_GUEST_TEST_H */

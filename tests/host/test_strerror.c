@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn_strerror() and trn_generation_name() through the shared library.
+ */
+#include <errno.h>
+#include <limits.h>
+
+#include "trnhal.h"
+#include "check.h"
+
+int main(void)
+{
+	int e;
+
+	CHECK_STR(trn_strerror(0), "success");
+	CHECK_STR(trn_strerror(-ENODEV),
+		  "not a trn device, or the device has been removed");
+	CHECK_STR(trn_strerror(-ECHILD),
+		  "device handle was opened before fork() and cannot be used in the child");
+	CHECK_STR(trn_strerror(-EPROTO),
+		  "the driver's uAPI major version is not supported by this libtrnhal");
+	CHECK_STR(trn_strerror(-ENOENT), "no such trn device node");
+	/* Positive errno values mean the same as negative ones. */
+	CHECK_STR(trn_strerror(ENODEV), trn_strerror(-ENODEV));
+	/* Generic errnos fall back to the C library's description. */
+	CHECK_STR(trn_strerror(-EBUSY), "Device or resource busy");
+	CHECK_STR(trn_strerror(-ETIMEDOUT), "Connection timed out");
+	/* Unknown values still give text, never NULL. */
+	CHECK_STR(trn_strerror(-100000), "unknown error");
+	CHECK_STR(trn_strerror(INT_MIN), "unknown error");
+	CHECK_STR(trn_strerror(INT_MAX), "unknown error");
+	for (e = -200; e <= 200; e++)
+		CHECK(trn_strerror(e) && trn_strerror(e)[0]);
+
+	CHECK_STR(trn_generation_name(TRN_GEN_SIM), "sim");
+	CHECK_STR(trn_generation_name(TRN_GEN_TRN2), "trn2");
+	CHECK_STR(trn_generation_name(TRN_GEN_TRN3), "trn3");
+	CHECK_STR(trn_generation_name(0), "unknown");
+	CHECK_STR(trn_generation_name(4), "unknown");
+	return check_exit("test_strerror");
+}

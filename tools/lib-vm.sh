@@ -1,0 +1,697 @@
+# shellcheck shell=bash
+# Kernel lanes and QEMU guests for trn.  Sourced by tools/trn-vm and tests/run.
+#
+# A "lane" is a Debian kernel we build the modules against and boot in QEMU:
+#   6.12    bookworm-backports' kernel, built with the host's own toolchain
+#   newest  the newest linux-image-amd64 in trixie-backports (or trixie),
+#           built inside a cached, debootstrapped trixie chroot
+#
+# Everything is cached under <repo>/build/ (see Documentation/testing.md):
+#   build/cache/lanes/<lane>/   kernel: vmlinuz, lib/modules/<kver>, initramfs
+#   build/cache/trixie-chroot/  build chroot for the newest lane
+#   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
+#   build/vm/<run>/             per-guest scratch (writable 9p share)
+#
+# Nothing here names a mirror: apt sources come from tools/lib-apt.sh, which
+# derives them from the host's apt configuration.
+
+TRN_ROOT=${TRN_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+TRN_BUILD=${TRN_BUILD:-$TRN_ROOT/build}
+TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
+# Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
+# /run: the guest sees the host's tree except those (tmpfs there).
+TRN_WORK=${TRN_WORK:-$TRN_BUILD}
+TRN_LANES="6.12 newest"
+# Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
+TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
+TRN_VM_MEM=${TRN_VM_MEM:-2048}
+TRN_VM_SMP=${TRN_VM_SMP:-2}
+TRN_VM_TIMEOUT=${TRN_VM_TIMEOUT:-900}
+# tcg (default: works everywhere), or kvm where KVM really works (on the
+# project's machines /dev/kvm exists but QEMU aborts setting MSRs).
+TRN_VM_ACCEL=${TRN_VM_ACCEL:-tcg}
+
+# shellcheck source=tools/lib-apt.sh
+. "$TRN_ROOT/tools/lib-apt.sh"
+
+trn_log() { printf 'trn: %s\n' "$*" >&2; }
+trn_die() { printf 'trn: error: %s\n' "$*" >&2; exit 1; }
+
+# Packages the lanes and guests need on the host.
+TRN_VM_PACKAGES="qemu-system-x86 busybox-static cpio kmod xz-utils zstd debootstrap
+	gcc make rsync"
+
+# trn_apt_install, with apt's chatter in a log shown only on failure.
+trn_install() {
+	local log
+	log=$(mktemp)
+	if ! trn_apt_install "$@" >"$log" 2>&1; then
+		cat "$log" >&2
+		rm -f "$log"
+		return 1
+	fi
+	rm -f "$log"
+}
+
+trn_vm_prereqs() {
+	# shellcheck disable=SC2086
+	trn_install $TRN_VM_PACKAGES ||
+		trn_die "cannot install the packages the guests need"
+}
+
+# Serialise cache creation between concurrent runs (tests/run, trn-vm).
+# Re-entrant within one process; released when the process exits.
+TRN_LOCK_DEPTH=0
+trn_lock() {
+	if [ "$TRN_LOCK_DEPTH" = 0 ]; then
+		mkdir -p "$TRN_CACHE"
+		exec {TRN_LOCK_FD}>"$TRN_CACHE/.lock"
+		flock "$TRN_LOCK_FD" || trn_die "cannot lock $TRN_CACHE/.lock"
+	fi
+	TRN_LOCK_DEPTH=$((TRN_LOCK_DEPTH + 1))
+}
+trn_unlock() {
+	TRN_LOCK_DEPTH=$((TRN_LOCK_DEPTH - 1))
+	if [ "$TRN_LOCK_DEPTH" = 0 ]; then
+		exec {TRN_LOCK_FD}>&-
+	fi
+}
+
+trn_lane_valid() {
+	case "$1" in 6.12 | newest) return 0 ;; esac
+	trn_die "unknown lane '$1' (lanes: $TRN_LANES)"
+}
+
+trn_lane_cache() { echo "$TRN_CACHE/lanes/$1"; }
+
+# Highest version among `apt-cache madison` lines for PKG in SUITE ($1 the
+# apt-cache command prefix, may be a chroot wrapper).
+_trn_newest_in_suite() {
+	local pkg=$1 suite=$2
+	shift 2
+	"$@" apt-cache madison "$pkg" 2>/dev/null |
+		awk -F'|' -v s="$suite" '{ gsub(/ /, "", $2); if ($3 ~ s"/main") print $2 }' |
+		sort -V | tail -n 1
+}
+
+# Kernel release (e.g. 6.12.95+deb12-amd64) that linux-image-amd64 VERSION depends on.
+_trn_meta_kver() {
+	local ver=$1
+	shift
+	"$@" apt-cache depends "linux-image-amd64=$ver" 2>/dev/null |
+		awk '$1 == "Depends:" && $2 ~ /^linux-image-[0-9]/ { sub(/^linux-image-/, "", $2); print $2; exit }'
+}
+
+# ---------------------------------------------------------------- 6.12 lane
+
+# Kernel release of the 6.12 lane (cached in the lane dir).
+trn_612_kver() {
+	local c f v k
+	c=$(trn_lane_cache 6.12)
+	f=$c/kver
+	if [ -s "$f" ]; then cat "$f"; return; fi
+	trn_enable_backports
+	v=$(_trn_newest_in_suite linux-image-amd64 bookworm-backports)
+	if [ -z "$v" ]; then
+		trn_apt_update >/dev/null 2>&1 || true
+		v=$(_trn_newest_in_suite linux-image-amd64 bookworm-backports)
+	fi
+	k=""
+	[ -n "$v" ] && k=$(_trn_meta_kver "$v")
+	case "$k" in
+	6.12.*) ;;
+	*)
+		trn_log "cannot resolve bookworm-backports' 6.12 kernel; using $TRN_612_DEFAULT_KVER"
+		k=$TRN_612_DEFAULT_KVER
+		;;
+	esac
+	mkdir -p "$c"
+	echo "$k" >"$f"
+	echo "$k"
+}
+
+# Headers (build dir) for the 6.12 lane: the host's linux-headers package.
+trn_612_kdir() {
+	local k
+	k=$(trn_612_kver)
+	if [ ! -e "/lib/modules/$k/build/Makefile" ]; then
+		trn_enable_backports
+		trn_install "linux-headers-$k" || trn_die "cannot install linux-headers-$k"
+	fi
+	echo "/lib/modules/$k/build"
+}
+
+# ------------------------------------------------------------ trixie chroot
+
+TRN_CHROOT=${TRN_CHROOT:-$TRN_CACHE/trixie-chroot}
+
+# Run a command inside the chroot, in a private mount namespace (so nothing
+# stays mounted if we die).  TRN_CHROOT_BIND="src:dst ..." adds bind mounts.
+trn_chroot() {
+	local binds=${TRN_CHROOT_BIND:-}
+	# shellcheck disable=SC2016 # the inner script expands its own arguments
+	unshare --mount --propagation private -- /bin/sh -eu -c '
+		r=$1; shift
+		binds=$1; shift
+		mount -t proc proc "$r/proc"
+		mount --rbind /dev "$r/dev"
+		mount -t tmpfs tmpfs "$r/tmp"
+		for b in $binds; do
+			mkdir -p "$r${b#*:}"
+			mount --bind "${b%%:*}" "$r${b#*:}"
+		done
+		exec chroot "$r" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+			HOME=/root LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"
+	' trn-chroot "$TRN_CHROOT" "$binds" "$@"
+}
+
+# rm -rf a chroot-like tree, unmounting anything mounted under it first.
+_trn_rm_tree() {
+	local d=$1 m
+	[ -e "$d" ] || return 0
+	while IFS= read -r m; do
+		umount -l "$m" || trn_die "cannot unmount $m"
+	done < <(awk -v d="$d/" 'index($2, d) == 1 { print $2 }' /proc/mounts | sort -r)
+	rm -rf "$d"
+}
+
+_trn_chroot_ok() {
+	[ -f "$TRN_CHROOT/.trn-ok" ] &&
+		trn_chroot sh -c 'gcc --version && make --version && apt-get --version' >/dev/null 2>&1
+}
+
+# Create (or repair) the trixie build chroot.
+trn_chroot_ensure() {
+	local uri kr
+	if _trn_chroot_ok; then return 0; fi
+	trn_install debootstrap || trn_die "cannot install debootstrap"
+	uri=$(trn_debian_uri) || trn_die "no Debian archive in the host's apt configuration"
+	kr=$(trn_debian_keyring)
+	if [ -e "$TRN_CHROOT" ]; then
+		trn_log "trixie chroot at $TRN_CHROOT is incomplete or broken: recreating it"
+		_trn_rm_tree "$TRN_CHROOT"
+	fi
+	# Left over by an interrupted debootstrap (which may have mounted proc there).
+	_trn_rm_tree "$TRN_CHROOT.tmp"
+	mkdir -p "$TRN_CACHE"
+	trn_log "debootstrapping trixie into $TRN_CHROOT (first run only; a few minutes)"
+	debootstrap --variant=minbase --keyring="$kr" \
+		--include=gcc,make,kmod,libc6-dev,ca-certificates \
+		trixie "$TRN_CHROOT.tmp" "$uri" >"$TRN_CACHE/debootstrap.log" 2>&1 || {
+		tail -n 30 "$TRN_CACHE/debootstrap.log" >&2
+		rm -rf "$TRN_CHROOT.tmp"
+		trn_die "debootstrap of trixie failed (log: $TRN_CACHE/debootstrap.log)"
+	}
+	mv "$TRN_CHROOT.tmp" "$TRN_CHROOT"
+	rm -f "$TRN_CHROOT/etc/apt/sources.list"
+	cat >"$TRN_CHROOT/etc/apt/sources.list.d/debian.sources" <<SRC
+Types: deb
+URIs: $uri
+Suites: trixie trixie-updates trixie-backports
+Components: main
+SRC
+	# Recommends would pull in a lot we never use.
+	echo 'APT::Install-Recommends "false";' >"$TRN_CHROOT/etc/apt/apt.conf.d/90trn"
+	trn_chroot apt-get update -qq || trn_die "apt-get update in the trixie chroot failed"
+	date +%s >"$TRN_CHROOT/.trn-apt-updated"
+	touch "$TRN_CHROOT/.trn-ok"
+}
+
+# apt-get update in the chroot when asked (TRN_REFRESH=1) or older than a week.
+_trn_chroot_refresh() {
+	local now last
+	now=$(date +%s)
+	last=$(cat "$TRN_CHROOT/.trn-apt-updated" 2>/dev/null || echo 0)
+	if [ -n "${TRN_REFRESH:-}" ] || [ $((now - last)) -gt 604800 ]; then
+		trn_chroot apt-get update -qq || trn_die "apt-get update in the trixie chroot failed"
+		echo "$now" >"$TRN_CHROOT/.trn-apt-updated"
+	fi
+}
+
+# --------------------------------------------------------------- newest lane
+
+trn_newest_kver() {
+	local c f v k
+	c=$(trn_lane_cache newest)
+	f=$c/kver
+	if [ -s "$f" ] && [ -z "${TRN_REFRESH:-}" ]; then cat "$f"; return; fi
+	trn_lock
+	trn_chroot_ensure
+	_trn_chroot_refresh
+	# The newest linux-image-amd64 of trixie, trixie-updates and
+	# trixie-backports (backports normally wins).
+	v=$(trn_chroot apt-cache madison linux-image-amd64 | awk -F'|' '{ gsub(/ /, "", $2); print $2 }' |
+		sort -V | tail -n 1)
+	[ -n "$v" ] || trn_die "no linux-image-amd64 in the trixie chroot's apt lists"
+	k=$(_trn_meta_kver "$v" trn_chroot)
+	[ -n "$k" ] || trn_die "cannot tell which kernel linux-image-amd64=$v depends on"
+	mkdir -p "$c"
+	echo "$k" >"$f"
+	trn_unlock
+	echo "$k"
+}
+
+# Headers for the newest lane, installed in the chroot.  Prints the path
+# inside the chroot.
+trn_newest_kdir() {
+	local k
+	k=$(trn_newest_kver)
+	trn_lock
+	trn_chroot_ensure
+	if [ ! -e "$TRN_CHROOT/usr/src/linux-headers-$k/Makefile" ]; then
+		trn_log "installing linux-headers-$k in the trixie chroot"
+		_trn_chroot_refresh
+		trn_chroot apt-get install -y -qq "linux-headers-$k" >/dev/null ||
+			trn_die "cannot install linux-headers-$k in the trixie chroot"
+	fi
+	trn_unlock
+	echo "/usr/src/linux-headers-$k"
+}
+
+# ------------------------------------------------------------ lane kernels
+
+trn_lane_kver() {
+	case "$1" in
+	6.12) trn_612_kver ;;
+	newest) trn_newest_kver ;;
+	esac
+}
+
+# Download the kernel image package(s) of release KVER into the lane cache
+# and unpack them: <cache>/vmlinuz, <cache>/lib/modules/<kver>/ (depmod'ed).
+trn_lane_kernel() {
+	local lane=$1 k c dl x deps p mdir
+	k=$(trn_lane_kver "$lane")
+	c=$(trn_lane_cache "$lane")
+	if [ -f "$c/kernel-$k.ok" ] && [ -f "$c/vmlinuz" ] && [ -d "$c/lib/modules/$k" ]; then
+		return 0
+	fi
+	trn_log "[$lane] fetching kernel $k"
+	rm -rf "${c:?}/dl" "${c:?}/x" "${c:?}/lib" "${c:?}/vmlinuz" "$c"/kernel-*.ok "$c"/initramfs*
+	mkdir -p "$c/dl" "$c/x"
+	dl=$c/dl
+	x=$c/x
+	if [ "$lane" = 6.12 ]; then
+		trn_enable_backports
+		trn_install kmod xz-utils zstd || true
+		(cd "$dl" && apt-get download -qq "linux-image-$k") 2>/dev/null || {
+			trn_apt_update
+			(cd "$dl" && apt-get download -qq "linux-image-$k")
+		} || trn_die "apt-get download linux-image-$k failed"
+		# 6.12 is one package; still take any linux-binary/modules it depends on.
+		deps=$(apt-cache depends "linux-image-$k" 2>/dev/null |
+			awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules|image)-/ { print $2 }')
+		for p in $deps; do (cd "$dl" && apt-get download -qq "$p") || trn_die "apt-get download $p failed"; done
+	else
+		trn_newest_kdir >/dev/null # headers: their .config documents the kernel
+		deps=$(trn_chroot apt-cache depends "linux-image-$k" |
+			awk '$1 == "Depends:" && $2 ~ /^linux-(binary|modules|image)-/ { print $2 }')
+		# shellcheck disable=SC2086
+		TRN_CHROOT_BIND="$dl:/trn-dl" trn_chroot sh -c 'cd /trn-dl && apt-get -o APT::Sandbox::User=root download -qq "$@"' sh \
+			"linux-image-$k" $deps ||
+			trn_die "apt-get download of linux-image-$k failed in the trixie chroot"
+	fi
+	for p in "$dl"/*.deb; do
+		dpkg -x "$p" "$x" || trn_die "dpkg -x $p failed"
+	done
+	mdir=""
+	for p in "$x/lib/modules/$k" "$x/usr/lib/modules/$k"; do
+		[ -d "$p" ] && mdir=$p
+	done
+	[ -n "$mdir" ] || trn_die "[$lane] no modules tree for $k in $(ls "$dl")"
+	mkdir -p "$c/lib/modules"
+	mv "$mdir" "$c/lib/modules/$k"
+	mdir=$c/lib/modules/$k
+	# 6.12 ships boot/vmlinuz-<kver>; 7.x's linux-binary ships modules/<kver>/vmlinuz.
+	for p in "$x/boot/vmlinuz-$k" "$mdir/vmlinuz"; do
+		[ -f "$p" ] && mv "$p" "$c/vmlinuz"
+	done
+	[ -f "$c/vmlinuz" ] || trn_die "[$lane] no vmlinuz for $k in $(ls "$dl")"
+	for p in "$x/boot/config-$k" "$mdir/config"; do
+		[ -f "$p" ] && mv "$p" "$c/config"
+	done
+	if [ ! -f "$c/config" ] && [ "$lane" = newest ] && [ -f "$TRN_CHROOT/usr/src/linux-headers-$k/.config" ]; then
+		cp "$TRN_CHROOT/usr/src/linux-headers-$k/.config" "$c/config"
+	fi
+	for p in "$x/boot/System.map-$k" "$mdir/System.map"; do
+		[ -f "$p" ] && mv "$p" "$c/System.map"
+	done
+	# 7.x packages have no modules.builtin*: depmod warns, harmlessly.
+	depmod -b "$c" "$k" 2>"$c/depmod.log" || { cat "$c/depmod.log" >&2; trn_die "[$lane] depmod failed"; }
+	rm -rf "$dl" "$x"
+	touch "$c/kernel-$k.ok"
+}
+
+# ----------------------------------------------------------------- modules
+
+# The lane's copy of kernel/: build/lanes/<lane>/kernel.
+trn_lane_moddir() { echo "$TRN_WORK/lanes/$1/kernel"; }
+
+# Build the kernel modules for a lane.  Extra make arguments (W=1, C=2) follow.
+# TRN_KERNEL_SRC overrides the source directory (default: <repo>/kernel).
+trn_lane_build() {
+	local lane=$1 src d k kdir log
+	shift
+	src=${TRN_KERNEL_SRC:-$TRN_ROOT/kernel}
+	[ -f "$src/Makefile" ] || [ -f "$src/Kbuild" ] ||
+		trn_die "no $src/Makefile or Kbuild: nothing to build"
+	d=$(trn_lane_moddir "$lane")
+	k=$(trn_lane_kver "$lane")
+	# Fresh copy (TRN_FRESH=1) or an incremental one: build products, ours
+	# or stray ones in kernel/, are never copied, and ours survive --delete.
+	[ -n "${TRN_FRESH:-}" ] && rm -rf "$d"
+	mkdir -p "$d"
+	rsync -a --delete \
+		--exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude='.*.cmd' --exclude='.*.d' --exclude='*.a' --exclude='*.dwo' \
+		--exclude='Module.symvers' --exclude='modules.order' --exclude='.tmp_versions' \
+		--exclude='/compat/generated/' \
+		"$src/" "$d/" || trn_die "cannot copy $src to $d"
+	log=$TRN_WORK/lanes/$lane/make.log
+	case "$lane" in
+	6.12)
+		kdir=$(trn_612_kdir)
+		make -C "$d" KDIR="$kdir" "$@" >"$log" 2>&1
+		;;
+	newest)
+		kdir=$(trn_newest_kdir)
+		TRN_CHROOT_BIND="$d:/trn-build" trn_chroot \
+			make -C /trn-build KDIR="$kdir" "$@" >"$log" 2>&1
+		;;
+	esac || {
+		cat "$log" >&2
+		trn_log "[$lane] module build failed for $k (log: $log)"
+		return 1
+	}
+	[ -n "${TRN_VERBOSE:-}" ] && cat "$log" >&2
+	return 0
+}
+
+# ---------------------------------------------------------------- initramfs
+
+# The 9p modules the initramfs loads, with their dependencies, in load order
+# (paths relative to lib/modules/<kver>).
+_trn_9p_modules() {
+	local c=$1 k=$2 want=$3
+	awk -v want="$want" '
+		function base(p) { sub(/.*\//, "", p); sub(/\.ko(\.(xz|zst|gz))?$/, "", p); gsub(/-/, "_", p); return p }
+		{
+			m = $1; sub(/:$/, "", m)
+			b = base(m); path[b] = m
+			deps[b] = ""
+			for (i = NF; i >= 2; i--) deps[b] = deps[b] " " base($i)
+		}
+		function add(b,    n, a, i) {
+			if (b in seen) return
+			seen[b] = 1
+			n = split(deps[b], a, " ")
+			for (i = 1; i <= n; i++) add(a[i])
+			if (b in path) print path[b]
+		}
+		END { n = split(want, w, " "); for (i = 1; i <= n; i++) add(w[i]) }
+	' "$c/lib/modules/$k/modules.dep"
+}
+
+_trn_init_script() {
+	cat <<'INIT'
+#!/bin/sh
+# trn guest init: mount the host's root (9p, read-only) and run the command.
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev
+fail() { echo "trn-init: $*" >/dev/console; poweroff -f; sleep 5; }
+for m in $(cat /modules.list); do
+	insmod "/lib/mod/$m" || fail "insmod $m failed"
+done
+mkdir -p /newroot
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 hostroot /newroot ||
+	fail "cannot mount the host root over 9p"
+mount -t tmpfs -o mode=1777 tmpfs /newroot/tmp
+mount -t tmpfs -o mode=755 tmpfs /newroot/run
+mount -t devtmpfs devtmpfs /newroot/dev
+mkdir -p /newroot/dev/pts /newroot/dev/shm
+mount -t devpts devpts /newroot/dev/pts
+mount -t tmpfs -o mode=1777 tmpfs /newroot/dev/shm
+mount -t proc proc /newroot/proc
+mount -t sysfs sysfs /newroot/sys
+mount -t debugfs debugfs /newroot/sys/kernel/debug 2>/dev/null
+mount -t configfs configfs /newroot/sys/kernel/config 2>/dev/null
+mkdir -p /newroot/run/trn
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 trnout /newroot/run/trn ||
+	fail "cannot mount the results share"
+# The lane's modules tree stands in for /lib/modules, so modprobe just works.
+mods=$(cat /newroot/run/trn/modroot)
+mount --bind "/newroot$mods/lib/modules" /newroot/lib/modules ||
+	fail "cannot bind the lane's modules over /lib/modules"
+busybox stty -onlcr </dev/console 2>/dev/null
+: >/newroot/run/trn/started
+chroot /newroot /bin/sh /run/trn/cmd.sh </dev/null >/dev/console 2>&1
+echo $? >/newroot/run/trn/status
+sync
+umount /newroot/run/trn
+echo 0 >/proc/sys/kernel/printk
+poweroff -f
+INIT
+}
+
+# Build (if inputs changed) the lane's initramfs; prints its path.
+trn_lane_initramfs() {
+	local lane=$1 c k bb sum out tmp m f
+	k=$(trn_lane_kver "$lane")
+	c=$(trn_lane_cache "$lane")
+	bb=/bin/busybox
+	trn_install busybox-static || trn_die "cannot install busybox-static"
+	out=$c/initramfs.cpio.gz
+	sum=$( { _trn_init_script; echo "$k"; sha256sum "$bb"; cat "$c/kernel-$k.ok" 2>/dev/null; } | sha256sum | cut -c1-16)
+	if [ -f "$out" ] && [ "$(cat "$c/initramfs.sum" 2>/dev/null)" = "$sum" ]; then
+		echo "$out"
+		return 0
+	fi
+	tmp=$c/initramfs.d
+	rm -rf "$tmp"
+	mkdir -p "$tmp"/{bin,dev,proc,sys,newroot,lib/mod}
+	cp "$bb" "$tmp/bin/busybox"
+	for m in sh mount umount insmod mkdir cat chroot poweroff sleep echo; do
+		ln -s busybox "$tmp/bin/$m"
+	done
+	_trn_init_script >"$tmp/init"
+	chmod 755 "$tmp/init"
+	: >"$tmp/modules.list"
+	for m in $(_trn_9p_modules "$c" "$k" "virtio_pci netfs 9pnet 9pnet_virtio 9p"); do
+		f=$(basename "$m")
+		case "$f" in
+		*.xz) xz -dc "$c/lib/modules/$k/$m" >"$tmp/lib/mod/${f%.xz}"; f=${f%.xz} ;;
+		*.zst) zstd -qdc "$c/lib/modules/$k/$m" >"$tmp/lib/mod/${f%.zst}"; f=${f%.zst} ;;
+		*.gz) gzip -dc "$c/lib/modules/$k/$m" >"$tmp/lib/mod/${f%.gz}"; f=${f%.gz} ;;
+		*) cp "$c/lib/modules/$k/$m" "$tmp/lib/mod/$f" ;;
+		esac
+		echo "$f" >>"$tmp/modules.list"
+	done
+	grep -q '^9p\.ko$' "$tmp/modules.list" || grep -q 'CONFIG_9P_FS=y' "$c/config" 2>/dev/null ||
+		trn_die "[$lane] kernel $k has no 9p module"
+	(cd "$tmp" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp" ||
+		trn_die "cannot build the initramfs"
+	mv "$out.tmp" "$out"
+	echo "$sum" >"$c/initramfs.sum"
+	rm -rf "$tmp"
+	echo "$out"
+}
+
+# Everything a lane needs to boot: kernel, modules tree, initramfs.
+trn_lane_prepare() {
+	trn_lane_valid "$1"
+	trn_vm_prereqs
+	trn_lock
+	trn_lane_kernel "$1"
+	trn_lane_initramfs "$1" >/dev/null
+	trn_unlock
+}
+
+# ------------------------------------------------------------------- guest
+
+_trn_accel() {
+	case "$TRN_VM_ACCEL" in
+	kvm) echo "-accel kvm" ;;
+	*) echo "-accel tcg" ;;
+	esac
+}
+
+# trn_vm_run LANE SCRIPT [OUTDIR]
+# Boot LANE's kernel and run the shell script file SCRIPT (run by /bin/sh in
+# the guest, whose root is the host's, read-only, with tmpfs /tmp and /run).
+# The script's stdout/stderr go to our stdout (serial console).  Files it
+# writes to $TRN_VM_OUT (= /run/trn in the guest) land in OUTDIR.  Returns
+# the script's exit status, or 124 on timeout, 125 if the guest died.
+trn_vm_run() {
+	local lane=$1 script=$2 out=${3:-} c k initrd rc=0 own=""
+	c=$(trn_lane_cache "$lane")
+	k=$(trn_lane_kver "$lane")
+	initrd=$(trn_lane_initramfs "$lane")
+	if [ -z "$out" ]; then
+		mkdir -p "$TRN_WORK/vm"
+		out=$(mktemp -d "$TRN_WORK/vm/run.XXXXXX")
+		own=1
+	fi
+	mkdir -p "$out"
+	rm -f "$out/status"
+	cp "$script" "$out/cmd.sh"
+	echo "$c" >"$out/modroot"
+	_trn_vm_boot "$lane" "$c" "$initrd" "$out" || rc=$?
+	if [ "$rc" = 125 ] && [ ! -e "$out/started" ]; then
+		# Died while booting, before anything of ours ran (seen rarely
+		# under software emulation): that says nothing about trn, so
+		# boot once more.
+		trn_log "[$lane] guest died before the command started; booting again"
+		rc=0
+		_trn_vm_boot "$lane" "$c" "$initrd" "$out" || rc=$?
+	fi
+	[ -n "$own" ] && rm -rf "$out"
+	return "$rc"
+}
+
+# One boot of a lane's kernel running $out/cmd.sh; returns its exit status
+# (124: timed out, 125: no status came back).
+_trn_vm_boot() {
+	local lane=$1 c=$2 initrd=$3 out=$4 rc=0
+	rm -f "$out/status" "$out/started"
+	# shellcheck disable=SC2046
+	timeout --foreground -k 10 "$TRN_VM_TIMEOUT" \
+		qemu-system-x86_64 $(_trn_accel) -cpu max -m "$TRN_VM_MEM" -smp "$TRN_VM_SMP" \
+		-nodefaults -no-user-config -display none -no-reboot \
+		-chardev stdio,id=con,signal=off -serial chardev:con \
+		-kernel "$c/vmlinuz" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off ${TRN_VM_CMDLINE:-}" \
+		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-fsdev local,id=trnout,path="$out",security_model=none,multidevs=remap \
+		-device virtio-9p-pci,fsdev=trnout,mount_tag=trnout \
+		-device virtio-rng-pci \
+		</dev/null || rc=$?
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		trn_log "[$lane] guest timed out after ${TRN_VM_TIMEOUT}s"
+		rc=124
+	elif [ -s "$out/status" ]; then
+		rc=$(cat "$out/status")
+	else
+		trn_log "[$lane] guest ended without an exit status (kernel panic or qemu error, rc=$rc)"
+		rc=125
+	fi
+	return "$rc"
+}
+
+# --------------------------------------------------------------- userspace
+
+# kselftest.h and kselftest_harness.h from Debian's linux-source-6.12,
+# extracted once into build/kselftest/.  Prints the directory.
+trn_kselftest_dir() {
+	local d=$TRN_BUILD/kselftest tarball="" top f
+	if [ -f "$d/kselftest.h" ] && [ -f "$d/kselftest_harness.h" ]; then
+		echo "$d"
+		return 0
+	fi
+	trn_install linux-source-6.12 xz-utils || trn_die "cannot install linux-source-6.12"
+	tarball=""
+	for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && tarball=$f; done
+	[ -n "$tarball" ] || trn_die "no /usr/src/linux-source-6.12.tar.* (package linux-source-6.12)"
+	top=$(basename "${tarball%.tar.*}")
+	trn_log "extracting the kselftest headers from $tarball"
+	rm -rf "$d.tmp"
+	mkdir -p "$d.tmp"
+	tar -xf "$tarball" -C "$d.tmp" --strip-components=4 \
+		"$top/tools/testing/selftests/kselftest.h" \
+		"$top/tools/testing/selftests/kselftest_harness.h" ||
+		trn_die "cannot extract the kselftest headers from $tarball"
+	rm -rf "$d"
+	mv "$d.tmp" "$d"
+	echo "$d"
+}
+
+# Print the path of checkpatch.pl, extracted (once, into the cache) from
+# Debian's linux-source-6.12 with the data files it reads.
+trn_checkpatch() {
+	local d=$TRN_CACHE/checkpatch tarball="" top f
+	if [ -x "$d/scripts/checkpatch.pl" ]; then
+		echo "$d/scripts/checkpatch.pl"
+		return 0
+	fi
+	trn_install linux-source-6.12 xz-utils perl || trn_die "cannot install linux-source-6.12"
+	for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && tarball=$f; done
+	[ -n "$tarball" ] || trn_die "no /usr/src/linux-source-6.12.tar.* (package linux-source-6.12)"
+	top=$(basename "${tarball%.tar.*}")
+	rm -rf "$d.tmp"
+	mkdir -p "$d.tmp"
+	tar -xf "$tarball" -C "$d.tmp" --strip-components=1 \
+		"$top/scripts/checkpatch.pl" "$top/scripts/spelling.txt" \
+		"$top/scripts/const_structs.checkpatch" ||
+		trn_die "cannot extract checkpatch from $tarball"
+	rm -rf "$d"
+	mv "$d.tmp" "$d"
+	echo "$d/scripts/checkpatch.pl"
+}
+
+# Configure (first time) and build the userspace with meson into build/.
+trn_userspace_build() {
+	local ks="" cur opts=()
+	[ -f "$TRN_ROOT/meson.build" ] || { trn_log "no meson.build: no userspace to build"; return 0; }
+	trn_install meson ninja-build pkg-config libdrm-dev gcc python3 ||
+		trn_die "cannot install the userspace build dependencies"
+	mkdir -p "$TRN_CACHE"
+	if grep -qs kselftest_dir "$TRN_ROOT"/meson_options.txt "$TRN_ROOT"/meson.options; then
+		ks=$(trn_kselftest_dir)
+		opts+=("-Dkselftest_dir=$ks")
+	fi
+	if [ ! -f "$TRN_BUILD/build.ninja" ]; then
+		(cd "$TRN_ROOT" && meson setup ${opts[@]+"${opts[@]}"} "$TRN_BUILD") >"$TRN_CACHE/meson-setup.log" 2>&1 || {
+			cat "$TRN_CACHE/meson-setup.log" >&2
+			trn_die "meson setup failed"
+		}
+	elif [ -n "$ks" ]; then
+		# build/ may have been configured by hand without the guest tests.
+		cur=$(python3 -c '
+import json, sys
+for o in json.load(open(sys.argv[1])):
+    if o.get("name") == "kselftest_dir":
+        print(o.get("value", ""))
+' "$TRN_BUILD/meson-info/intro-buildoptions.json" 2>/dev/null || true)
+		if [ "$cur" != "$ks" ]; then
+			meson configure "$TRN_BUILD" "-Dkselftest_dir=$ks" >"$TRN_CACHE/meson-setup.log" 2>&1 || {
+				cat "$TRN_CACHE/meson-setup.log" >&2
+				trn_die "meson configure -Dkselftest_dir=$ks failed"
+			}
+		fi
+	fi
+	ninja -C "$TRN_BUILD" >"$TRN_CACHE/ninja.log" 2>&1 || {
+		cat "$TRN_CACHE/ninja.log" >&2
+		trn_die "building the userspace failed (ninja -C build)"
+	}
+}
+
+# ---------------------------------------------------------------------- dkms
+
+# `dkms build` of kernel/ for the 6.12 lane, isolated from the system's dkms
+# tree: source, dkms tree and signing key all live in build/lanes/6.12/dkms.
+# Output goes to build/lanes/6.12/dkms.log.
+trn_lane_dkms() {
+	local lane=$1 src d k ver log
+	src=${TRN_KERNEL_SRC:-$TRN_ROOT/kernel}
+	[ -f "$src/dkms.conf" ] || trn_die "no $src/dkms.conf"
+	trn_install dkms || trn_die "cannot install dkms"
+	ver=$(sed -n 's/^PACKAGE_VERSION="\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$src/dkms.conf" | head -n 1)
+	[ -n "$ver" ] || trn_die "no PACKAGE_VERSION in $src/dkms.conf"
+	k=$(trn_lane_kver "$lane")
+	[ "$lane" = 6.12 ] && trn_612_kdir >/dev/null
+	d=$TRN_WORK/lanes/$lane/dkms
+	log=$TRN_WORK/lanes/$lane/dkms.log
+	rm -rf "$d"
+	mkdir -p "$d/src/trn-$ver" "$d/tree"
+	rsync -a --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
+		--exclude='.*.cmd' --exclude='Module.symvers' --exclude='modules.order' \
+		--exclude='/compat/generated/' "$src/" "$d/src/trn-$ver/"
+	(
+		export mok_signing_key=$d/mok.key mok_certificate=$d/mok.pub
+		dkms add -m trn -v "$ver" --sourcetree "$d/src" --dkmstree "$d/tree" &&
+			dkms build -m trn -v "$ver" -k "$k" --sourcetree "$d/src" --dkmstree "$d/tree"
+	) >"$log" 2>&1 || return 1
+	ls "$d/tree/trn/$ver/$k"/*/module/trn.ko* "$d/tree/trn/$ver/$k"/*/module/trn_sim.ko* >>"$log" 2>&1
+}

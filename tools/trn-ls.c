@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn-ls - list trn accelerator devices.
+ *
+ * Exit status: 0 when the devices (possibly none) were listed, 1 when a
+ * device could not be enumerated or queried, 2 on a usage error.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "trnhal.h"
+#include "trn-ls-fmt.h"
+
+static void usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"Usage: %s [--json] [--help]\n"
+		"List the trn accelerator devices of this machine.\n"
+		"\n"
+		"  -j, --json   print a JSON object {\"devices\": [...]} for scripts\n"
+		"  -h, --help   show this help\n"
+		"\n"
+		"Exit status: 0 on success (also when no device is present),\n"
+		"1 if enumerating or querying a device failed, 2 on bad usage.\n",
+		prog);
+}
+
+/* Enumerate into a malloc'ed array, growing it until every minor fits. */
+static int list_minors(unsigned int **out, size_t *count)
+{
+	unsigned int *minors = NULL, *grown;
+	size_t cap = 16;
+	int ret;
+
+	for (;;) {
+		grown = realloc(minors, cap * sizeof(*minors));
+		if (!grown) {
+			free(minors);
+			return -ENOMEM;
+		}
+		minors = grown;
+		ret = trn_device_list(minors, cap, count);
+		if (ret) {
+			free(minors);
+			return ret;
+		}
+		if (*count <= cap)
+			break;
+		cap = *count;	/* devices appeared meanwhile; retry */
+	}
+	*out = minors;
+	return 0;
+}
+
+static void print_json_device(const struct trn_device_info *info, bool first)
+{
+	printf("%s\n    {\n", first ? "" : ",");
+	printf("      \"minor\": %u,\n", info->minor);
+	printf("      \"node\": ");
+	json_put_string(stdout, info->node);
+	printf(",\n      \"generation\": ");
+	json_put_string(stdout, trn_generation_name(info->generation));
+	printf(",\n      \"device_id\": %" PRIu32 ",\n", info->device_id);
+	printf("      \"cores\": %" PRIu32 ",\n", info->num_cores);
+	printf("      \"queues_per_core\": %" PRIu32 ",\n",
+	       info->queues_per_core);
+	printf("      \"hbm_bytes\": %" PRIu64 ",\n", info->hbm_size);
+	printf("      \"driver\": ");
+	json_put_string(stdout, info->driver_name);
+	printf(",\n      \"driver_version\": \"%d.%d.%d\",\n",
+	       info->driver_major, info->driver_minor,
+	       info->driver_patchlevel);
+	printf("      \"uapi_version\": \"%" PRIu32 ".%" PRIu32 "\",\n",
+	       info->uapi_major, info->uapi_minor);
+	printf("      \"simulated\": %s,\n",
+	       info->capabilities & TRN_CAP_SIMULATED ? "true" : "false");
+	printf("      \"capabilities\": %" PRIu64 "\n    }", info->capabilities);
+}
+
+static void print_text_header(void)
+{
+	printf("%-5s %-20s %-5s %4s %5s %6s %10s %-12s %s\n",
+	       "MINOR", "NODE", "GEN", "ID", "CORES", "QUEUES", "HBM",
+	       "DRIVER", "UAPI");
+}
+
+static void print_text_device(const struct trn_device_info *info)
+{
+	char hbm[32], drv[48];
+
+	format_size(info->hbm_size, hbm, sizeof(hbm));
+	snprintf(drv, sizeof(drv), "%s %d.%d.%d", info->driver_name,
+		 info->driver_major, info->driver_minor,
+		 info->driver_patchlevel);
+	printf("%-5u %-20s %-5s %4" PRIu32 " %5" PRIu32 " %6" PRIu32
+	       " %10s %-12s %" PRIu32 ".%" PRIu32 "\n",
+	       info->minor, info->node, trn_generation_name(info->generation),
+	       info->device_id, info->num_cores, info->queues_per_core, hbm,
+	       drv, info->uapi_major, info->uapi_minor);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned int *minors;
+	bool json = false, first = true;
+	size_t count, i, shown = 0;
+	int c, ret, status = 0;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout, argv[0]);
+			return 0;
+		default:
+			usage(stderr, argv[0]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0],
+			argv[optind]);
+		usage(stderr, argv[0]);
+		return 2;
+	}
+
+	ret = list_minors(&minors, &count);
+	if (ret) {
+		fprintf(stderr, "%s: cannot enumerate devices: %s\n", argv[0],
+			trn_strerror(ret));
+		return 1;
+	}
+
+	if (json)
+		printf("{\n  \"devices\": [");
+	for (i = 0; i < count; i++) {
+		struct trn_device_info info;
+		trn_device_t *dev;
+
+		ret = trn_device_open(minors[i], &dev);
+		if (!ret) {
+			ret = trn_device_info(dev, &info);
+			trn_device_close(dev);
+		}
+		/* A device removed since the listing is simply gone. */
+		if (ret == -ENOENT || ret == -ENODEV)
+			continue;
+		if (ret) {
+			fprintf(stderr, "%s: accel%u: %s\n", argv[0], minors[i],
+				trn_strerror(ret));
+			status = 1;
+			continue;
+		}
+		if (json) {
+			print_json_device(&info, first);
+			first = false;
+		} else {
+			if (!shown)
+				print_text_header();
+			print_text_device(&info);
+		}
+		shown++;
+	}
+	free(minors);
+
+	if (json)
+		printf("%s]\n}\n", first ? "" : "\n  ");
+	else if (!shown && !status)
+		printf("no trn devices found\n");
+	return status;
+}
