@@ -572,6 +572,7 @@ trn_device.o: /work/main/kernel/trn_device.c \
  /usr/src/linux-headers-6.12.95+deb12-common/include/linux/stackdepot.h \
  /usr/src/linux-headers-6.12.95+deb12-common/include/linux/ww_mutex.h \
  /usr/src/linux-headers-6.12.95+deb12-common/include/linux/rtmutex.h \
+ /usr/src/linux-headers-6.12.95+deb12-common/include/kunit/visibility.h \
  /work/main/kernel/include/uapi/drm/trn_accel.h \
  /usr/src/linux-headers-6.12.95+deb12-common/include/uapi/drm/drm.h \
  /usr/src/linux-headers-6.12.95+deb12-common/include/uapi/drm/drm_mode.h \

@@ -11,6 +11,18 @@
 #ifndef __TRN_COMPAT_H__
 #define __TRN_COMPAT_H__
 
+#include <linux/module.h>
+
 #include "trn_compat_probed.h"
+
+/*
+ * Before 6.13 a symbol namespace was an identifier that the macros
+ * stringified; now it is a string literal. Let MODULE_IMPORT_NS() take the
+ * literal everywhere.
+ */
+#ifdef TRN_HAVE_SYMBOL_NS_IDENTIFIER
+#undef MODULE_IMPORT_NS
+#define MODULE_IMPORT_NS(ns)	MODULE_INFO(import_ns, ns)
+#endif
 
 #endif /* __TRN_COMPAT_H__ */

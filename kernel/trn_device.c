@@ -12,12 +12,21 @@
 
 #include <drm/drm_drv.h>
 
+#include <kunit/visibility.h>
+
 #include <uapi/drm/trn_accel.h>
 
 #include "trn_drv.h"
 
-static int trn_desc_validate(struct device *parent,
-			     const struct trn_device_desc *desc)
+/**
+ * trn_desc_validate() - check a backend's description of its device
+ * @parent: the backend's device, for messages
+ * @desc: the description
+ *
+ * Return: 0 or -EINVAL.
+ */
+VISIBLE_IF_KUNIT int trn_desc_validate(struct device *parent,
+				       const struct trn_device_desc *desc)
 {
 	if (!desc->num_cores || !desc->queues_per_core || !desc->hbm_size) {
 		dev_err(parent, "device without cores, queues or memory\n");
@@ -30,6 +39,7 @@ static int trn_desc_validate(struct device *parent,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_desc_validate);
 
 /**
  * trn_device_register() - register an accelerator with the trn core

@@ -49,4 +49,12 @@ extern const struct drm_driver trn_drm_driver;
 
 int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file);
 
+#if IS_ENABLED(CONFIG_KUNIT)
+struct drm_trn_query;
+int trn_query_copy_out(struct drm_trn_query *args, const void *answer,
+		       u32 size, u32 min_size);
+int trn_desc_validate(struct device *parent,
+		      const struct trn_device_desc *desc);
+#endif
+
 #endif /* __TRN_DRV_H__ */

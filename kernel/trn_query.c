@@ -11,6 +11,8 @@
 #include <drm/drm_device.h>
 #include <drm/drm_file.h>
 
+#include <kunit/visibility.h>
+
 #include <uapi/drm/trn_accel.h>
 
 #include "trn_drv.h"
@@ -19,13 +21,19 @@
 #define TRN_DEVICE_INFO_V1_SIZE \
 	offsetofend(struct drm_trn_device_info, capabilities)
 
-/*
- * Copy an answer of @size bytes to userspace under the size rules of
- * struct drm_trn_query. @args is only updated on success, so that a
- * failing call leaves userspace's structure as it was.
+/**
+ * trn_query_copy_out() - answer a query under the size rules of the uAPI
+ * @args: the query; @args->size is only updated on success, so that a
+ *        failing call leaves userspace's structure as it was
+ * @answer: the answer in kernel memory
+ * @size: the kernel's size of the answer
+ * @min_size: size of the answer's first version, the least userspace may ask
+ *
+ * Return: 0, -EINVAL for a @args->size below @min_size, -EFAULT.
  */
-static int trn_query_copy_out(struct drm_trn_query *args, const void *answer,
-			      u32 size, u32 min_size)
+VISIBLE_IF_KUNIT int trn_query_copy_out(struct drm_trn_query *args,
+					const void *answer, u32 size,
+					u32 min_size)
 {
 	u32 len;
 
@@ -42,6 +50,7 @@ static int trn_query_copy_out(struct drm_trn_query *args, const void *answer,
 	args->size = len;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_query_copy_out);
 
 static int trn_query_device_info(struct trn_device *tdev,
 				 struct drm_trn_query *args)

@@ -32,6 +32,20 @@ struct trn_device;
 #define TRN_SIM_VA_END		BIT_ULL(48)
 
 /**
+ * struct trn_sim_shape - what new_device asks for
+ * @id: identifier, 0 to %TRN_SIM_MAX_ID
+ * @num_cores: NeuronCores
+ * @queues_per_core: hardware queues per NeuronCore
+ * @hbm_mib: device memory in MiB
+ */
+struct trn_sim_shape {
+	u32 id;
+	u32 num_cores;
+	u32 queues_per_core;
+	u32 hbm_mib;
+};
+
+/**
  * struct trn_sim_dev - one simulated device
  * @dev: the device on the trn_sim bus
  * @list: entry in the bus's device list, under trn_sim_lock
@@ -62,5 +76,11 @@ extern struct dentry *trn_sim_debugfs_root;
 
 int trn_sim_probe(struct device *dev);
 void trn_sim_remove(struct device *dev);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);
+int trn_sim_parse_shape(const char *buf, size_t count,
+			struct trn_sim_shape *shape);
+#endif
 
 #endif /* __TRN_SIM_H__ */

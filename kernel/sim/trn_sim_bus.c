@@ -16,6 +16,8 @@
 #include <linux/string.h>
 #include <linux/wait.h>
 
+#include <kunit/visibility.h>
+
 #include "trn_sim.h"
 
 static unsigned int num_devices = 1;
@@ -57,28 +59,28 @@ static struct trn_sim_dev *trn_sim_find(u32 id)
 	return NULL;
 }
 
-static int trn_sim_add(u32 id, u32 cores, u32 hbm_mib, u32 queues)
+static int trn_sim_add(const struct trn_sim_shape *shape)
 {
 	struct trn_sim_dev *sdev;
 	int ret;
 
 	lockdep_assert_held(&trn_sim_lock);
-	if (trn_sim_find(id))
+	if (trn_sim_find(shape->id))
 		return -EEXIST;
 
 	sdev = kzalloc(sizeof(*sdev), GFP_KERNEL);
 	if (!sdev)
 		return -ENOMEM;
-	sdev->id = id;
-	sdev->num_cores = cores;
-	sdev->hbm_mib = hbm_mib;
-	sdev->queues_per_core = queues;
+	sdev->id = shape->id;
+	sdev->num_cores = shape->num_cores;
+	sdev->hbm_mib = shape->hbm_mib;
+	sdev->queues_per_core = shape->queues_per_core;
 	sdev->dev.bus = &trn_sim_bus;
 	sdev->dev.release = trn_sim_dev_release;
 	device_initialize(&sdev->dev);
 	atomic_inc(&trn_sim_live);
 
-	ret = dev_set_name(&sdev->dev, "trn_sim%u", id);
+	ret = dev_set_name(&sdev->dev, "trn_sim%u", sdev->id);
 	if (ret)
 		goto err_put;
 	ret = device_add(&sdev->dev);
@@ -107,11 +109,18 @@ static void trn_sim_del(struct trn_sim_dev *sdev)
 	device_unregister(&sdev->dev);
 }
 
-/*
- * Parses up to @max unsigned decimal numbers separated by blanks into @vals.
- * Return: how many were found, or -EINVAL for anything else in @buf.
+/**
+ * trn_sim_parse() - parse a line of blank-separated decimal numbers
+ * @buf: what userspace wrote, not necessarily terminated
+ * @count: bytes in @buf
+ * @vals: where the numbers go
+ * @max: room in @vals
+ *
+ * Return: how many numbers were found, -EINVAL if @buf holds anything else
+ * or more than @max numbers, -ENOMEM.
  */
-static int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max)
+VISIBLE_IF_KUNIT int trn_sim_parse(const char *buf, size_t count, u32 *vals,
+				   int max)
 {
 	char *copy, *cur, *tok;
 	int n = 0, ret = 0;
@@ -133,19 +142,27 @@ static int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max)
 	kfree(copy);
 	return ret ? ret : n;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_parse);
 
 static bool trn_sim_in_range(u32 val, u32 min, u32 max)
 {
 	return val >= min && val <= max;
 }
 
-/* "ID [CORES [HBM_MIB [QUEUES]]]": a new device; omitted values default. */
-static ssize_t new_device_store(const struct bus_type *bus, const char *buf,
-				size_t count)
+/**
+ * trn_sim_parse_shape() - parse a new_device line
+ * @buf: "ID [CORES [HBM_MIB [QUEUES]]]", omitted values take the defaults
+ * @count: bytes in @buf
+ * @shape: the result, written only on success
+ *
+ * Return: 0, -EINVAL for anything malformed or out of range, -ENOMEM.
+ */
+VISIBLE_IF_KUNIT int trn_sim_parse_shape(const char *buf, size_t count,
+					 struct trn_sim_shape *shape)
 {
 	u32 v[4] = { 0, TRN_SIM_DEFAULT_CORES, TRN_SIM_DEFAULT_HBM_MIB,
 		     TRN_SIM_DEFAULT_QUEUES };
-	int n, ret;
+	int n;
 
 	n = trn_sim_parse(buf, count, v, ARRAY_SIZE(v));
 	if (n < 0)
@@ -156,8 +173,27 @@ static ssize_t new_device_store(const struct bus_type *bus, const char *buf,
 	    !trn_sim_in_range(v[3], 1, TRN_SIM_MAX_QUEUES))
 		return -EINVAL;
 
+	shape->id = v[0];
+	shape->num_cores = v[1];
+	shape->hbm_mib = v[2];
+	shape->queues_per_core = v[3];
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_parse_shape);
+
+/* "ID [CORES [HBM_MIB [QUEUES]]]": a new device; omitted values default. */
+static ssize_t new_device_store(const struct bus_type *bus, const char *buf,
+				size_t count)
+{
+	struct trn_sim_shape shape;
+	int ret;
+
+	ret = trn_sim_parse_shape(buf, count, &shape);
+	if (ret)
+		return ret;
+
 	mutex_lock(&trn_sim_lock);
-	ret = trn_sim_add(v[0], v[1], v[2], v[3]);
+	ret = trn_sim_add(&shape);
 	mutex_unlock(&trn_sim_lock);
 	return ret ? ret : count;
 }
@@ -235,10 +271,16 @@ static int __init trn_sim_init(void)
 		goto err_bus;
 
 	mutex_lock(&trn_sim_lock);
-	for (i = 0; i < num_devices && !ret; i++)
-		ret = trn_sim_add(i, TRN_SIM_DEFAULT_CORES,
-				  TRN_SIM_DEFAULT_HBM_MIB,
-				  TRN_SIM_DEFAULT_QUEUES);
+	for (i = 0; i < num_devices && !ret; i++) {
+		struct trn_sim_shape shape = {
+			.id = i,
+			.num_cores = TRN_SIM_DEFAULT_CORES,
+			.hbm_mib = TRN_SIM_DEFAULT_HBM_MIB,
+			.queues_per_core = TRN_SIM_DEFAULT_QUEUES,
+		};
+
+		ret = trn_sim_add(&shape);
+	}
 	mutex_unlock(&trn_sim_lock);
 	if (ret)
 		goto err_devices;
