@@ -25,4 +25,14 @@
 #define MODULE_IMPORT_NS(ns)	MODULE_INFO(import_ns, ns)
 #endif
 
+/* Whether a mapping is private and writable, i.e. copied on write. */
+#ifndef TRN_HAVE_VMA_IS_COW_MAPPING
+#include <linux/mm.h>
+
+static inline bool vma_is_cow_mapping(const struct vm_area_struct *vma)
+{
+	return is_cow_mapping(vma->vm_flags);
+}
+#endif
+
 #endif /* __TRN_COMPAT_H__ */

@@ -8,6 +8,7 @@
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/export.h>
+#include <linux/fs.h>
 #include <linux/mm.h>
 
 #include <drm/drm_drv.h>
@@ -61,7 +62,10 @@ struct trn_device *trn_device_register(struct device *parent,
 	struct trn_device *tdev;
 	int ret;
 
-	if (!ops || !ops->owner)
+	if (!ops || !ops->owner || !ops->ctx_init || !ops->ctx_fini ||
+	    !ops->mmu_map || !ops->mmu_unmap || !ops->hbm_clear)
+		return ERR_PTR(-EINVAL);
+	if ((desc->capabilities & DRM_TRN_CAP_HBM_CPU_VISIBLE) && !ops->hbm_pfn)
 		return ERR_PTR(-EINVAL);
 	ret = trn_desc_validate(parent, desc);
 	if (ret)
@@ -74,6 +78,11 @@ struct trn_device *trn_device_register(struct device *parent,
 	tdev->desc = *desc;
 	tdev->ops = ops;
 	tdev->hw_priv = hw_priv;
+	atomic64_set(&tdev->host_pinned, 0);
+	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	ret = trn_hbm_init(tdev);
+	if (ret)
+		return ERR_PTR(ret);
 
 	if (ops->hw_init) {
 		ret = ops->hw_init(tdev);
@@ -85,8 +94,14 @@ struct trn_device *trn_device_register(struct device *parent,
 	if (ret)
 		goto err_hw_fini;
 
+	ret = trn_sysfs_init(tdev);
+	if (ret)
+		goto err_unplug;
+
 	return tdev;
 
+err_unplug:
+	drm_dev_unplug(&tdev->drm);
 err_hw_fini:
 	if (ops->hw_fini)
 		ops->hw_fini(tdev);
@@ -99,12 +114,16 @@ EXPORT_SYMBOL_GPL(trn_device_register);
  * @tdev: the device
  *
  * Unplugs the DRM device: open files stay valid but every further ioctl on
- * them fails with -ENODEV. The memory goes when the last file is closed and
- * the backend's device is released.
+ * them fails with -ENODEV, and CPU mappings of device memory are torn down
+ * (touching them raises SIGBUS). The memory goes when the last file is
+ * closed and the backend's device is released.
  */
 void trn_device_unregister(struct trn_device *tdev)
 {
+	trn_sysfs_fini(tdev);
 	drm_dev_unplug(&tdev->drm);
+	/* No fault handler runs any more: drop every CPU page of the device. */
+	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);
 	if (tdev->ops->hw_fini)
 		tdev->ops->hw_fini(tdev);
 }

@@ -6,7 +6,9 @@
  * table. Devices come and go through trn_device.c on behalf of backends.
  */
 
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 
 #include <drm/drm_accel.h>
@@ -14,11 +16,45 @@
 #include <drm/drm_file.h>
 #include <drm/drm_ioctl.h>
 #include <drm/drm_gem.h>
+#include <drm/drm_prime.h>
+#include <drm/drm_print.h>
 
 #include <uapi/drm/trn_accel.h>
 
 #include "trn_compat.h"
 #include "trn_drv.h"
+
+static unsigned int max_bos_per_file = 1U << 20;
+module_param(max_bos_per_file, uint, 0644);
+MODULE_PARM_DESC(max_bos_per_file,
+		 "Buffer objects a context may create (default: 1048576)");
+
+static unsigned int max_pinned_mib_per_file;
+module_param(max_pinned_mib_per_file, uint, 0644);
+MODULE_PARM_DESC(max_pinned_mib_per_file,
+		 "Host memory in MiB a context may pin (default 0: half of RAM)");
+
+/**
+ * trn_max_bos_per_file() - limit on the buffers of one context
+ *
+ * Return: the number of buffers a context may hold.
+ */
+u64 trn_max_bos_per_file(void)
+{
+	return READ_ONCE(max_bos_per_file);
+}
+
+/**
+ * trn_max_pinned_per_file() - limit on the host memory one context pins
+ *
+ * Return: bytes.
+ */
+u64 trn_max_pinned_per_file(void)
+{
+	u64 mib = READ_ONCE(max_pinned_mib_per_file);
+
+	return mib ? mib * SZ_1M : (u64)totalram_pages() << (PAGE_SHIFT - 1);
+}
 
 static int trn_open(struct drm_device *drm, struct drm_file *file)
 {
@@ -44,10 +80,15 @@ static int trn_open(struct drm_device *drm, struct drm_file *file)
 		goto err_put_module;
 	}
 	tfile->tdev = tdev;
+	ret = trn_vm_init(tfile);
+	if (ret)
+		goto err_free;
 	file->driver_priv = tfile;
 	drm_dev_exit(idx);
 	return 0;
 
+err_free:
+	kfree(tfile);
 err_put_module:
 	module_put(tdev->ops->owner);
 out_exit:
@@ -58,13 +99,32 @@ out_exit:
 static void trn_postclose(struct drm_device *drm, struct drm_file *file)
 {
 	struct trn_device *tdev = to_trn_device(drm);
+	struct trn_file *tfile = file->driver_priv;
 
-	kfree(file->driver_priv);
+	/* Every handle, and so every mapping, is gone already. */
+	trn_vm_fini(tfile);
+	kfree(tfile);
 	module_put(tdev->ops->owner);
+}
+
+static void trn_show_fdinfo(struct drm_printer *p, struct drm_file *file)
+{
+	struct trn_file *tfile = file->driver_priv;
+
+	trn_gem_show_fdinfo(p, file);
+	drm_printf(p, "trn-context:\t%u\n", tfile->ctx);
+	drm_printf(p, "trn-buffers:\t%lld\n", atomic64_read(&tfile->bos));
+	drm_printf(p, "trn-mmu-faults:\t%lld\n",
+		   atomic64_read(&tfile->mmu_faults));
+	drm_printf(p, "trn-last-fault-va:\t0x%llx\n",
+		   (u64)atomic64_read(&tfile->last_fault_va));
 }
 
 static const struct drm_ioctl_desc trn_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TRN_QUERY, trn_ioctl_query, 0),
+	DRM_IOCTL_DEF_DRV(TRN_BO_CREATE, trn_ioctl_bo_create, 0),
+	DRM_IOCTL_DEF_DRV(TRN_BO_INFO, trn_ioctl_bo_info, 0),
+	DRM_IOCTL_DEF_DRV(TRN_BO_USERPTR, trn_ioctl_bo_userptr, 0),
 };
 
 /*
@@ -90,6 +150,8 @@ const struct drm_driver trn_drm_driver = {
 				  DRIVER_SYNCOBJ | DRIVER_SYNCOBJ_TIMELINE,
 	.open			= trn_open,
 	.postclose		= trn_postclose,
+	.show_fdinfo		= trn_show_fdinfo,
+	.gem_prime_import_sg_table = trn_gem_prime_import_sg_table,
 	.ioctls			= trn_ioctls,
 	.num_ioctls		= ARRAY_SIZE(trn_ioctls),
 	.fops			= &trn_fops,

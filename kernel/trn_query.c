@@ -20,6 +20,8 @@
 /* The first version of each answer: shorter buffers are refused. */
 #define TRN_DEVICE_INFO_V1_SIZE \
 	offsetofend(struct drm_trn_device_info, capabilities)
+#define TRN_MEMORY_INFO_V1_SIZE \
+	offsetofend(struct drm_trn_memory_info, max_ctx_pinned)
 
 /**
  * trn_query_copy_out() - answer a query under the size rules of the uAPI
@@ -73,6 +75,24 @@ static int trn_query_device_info(struct trn_device *tdev,
 				  TRN_DEVICE_INFO_V1_SIZE);
 }
 
+static int trn_query_memory(struct trn_device *tdev, struct trn_file *tfile,
+			    struct drm_trn_query *args)
+{
+	struct drm_trn_memory_info info = {
+		.hbm_total = tdev->desc.hbm_size,
+		.hbm_used = trn_hbm_used(tdev),
+		.host_pinned = atomic64_read(&tdev->host_pinned),
+		.ctx_hbm = atomic64_read(&tfile->hbm_bytes),
+		.ctx_pinned = atomic64_read(&tfile->pinned_bytes),
+		.ctx_bos = atomic64_read(&tfile->bos),
+		.max_ctx_bos = trn_max_bos_per_file(),
+		.max_ctx_pinned = trn_max_pinned_per_file(),
+	};
+
+	return trn_query_copy_out(args, &info, sizeof(info),
+				  TRN_MEMORY_INFO_V1_SIZE);
+}
+
 /**
  * trn_ioctl_query() - handler of DRM_IOCTL_TRN_QUERY
  * @drm: the device
@@ -93,6 +113,8 @@ int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
 	switch (args->query) {
 	case DRM_TRN_QUERY_DEVICE_INFO:
 		return trn_query_device_info(tdev, args);
+	case DRM_TRN_QUERY_MEMORY:
+		return trn_query_memory(tdev, file->driver_priv, args);
 	default:
 		return -EINVAL;
 	}

@@ -12,11 +12,16 @@
 
 #include <linux/bits.h>
 #include <linux/device.h>
+#include <linux/atomic.h>
 #include <linux/list.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/xarray.h>
 
 struct dentry;
+struct page;
 struct trn_device;
+struct trn_mmu_map;
 
 #define TRN_SIM_MAX_ID		1023
 #define TRN_SIM_MAX_CORES	64
@@ -55,6 +60,12 @@ struct trn_sim_shape {
  * @hbm_mib: device memory in MiB
  * @tdev: the core's device while bound, NULL otherwise
  * @debugfs: this device's knob directory while bound
+ * @hbm_lock: protects the slots of @hbm_pages
+ * @hbm_pages: the host page behind each page of device memory, or NULL
+ *             where the memory reads as zero
+ * @hbm_npages: pages of device memory
+ * @ctxs: MMU context number -> its page table
+ * @mmu_faults: device accesses that faulted, in any context
  */
 struct trn_sim_dev {
 	struct device dev;
@@ -65,6 +76,14 @@ struct trn_sim_dev {
 	u32 hbm_mib;
 	struct trn_device *tdev;
 	struct dentry *debugfs;
+
+	/* Protects the slots of hbm_pages. */
+	spinlock_t hbm_lock;
+	struct page **hbm_pages;
+	u64 hbm_npages;
+
+	struct xarray ctxs;
+	atomic64_t mmu_faults;
 };
 
 static inline struct trn_sim_dev *to_trn_sim_dev(struct device *dev)
@@ -76,6 +95,27 @@ extern struct dentry *trn_sim_debugfs_root;
 
 int trn_sim_probe(struct device *dev);
 void trn_sim_remove(struct device *dev);
+
+/* trn_sim_mem.c: device memory */
+int trn_sim_mem_init(struct trn_sim_dev *sdev);
+void trn_sim_mem_fini(struct trn_sim_dev *sdev);
+struct page *trn_sim_mem_page(struct trn_sim_dev *sdev, u64 offset);
+int trn_sim_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
+void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
+
+/* trn_sim_mmu.c: contexts, page tables, translation */
+void trn_sim_mmu_init(struct trn_sim_dev *sdev);
+void trn_sim_mmu_fini(struct trn_sim_dev *sdev);
+void trn_sim_mmu_debugfs_init(struct trn_sim_dev *sdev);
+int trn_sim_ctx_init(struct trn_device *tdev, u32 n);
+void trn_sim_ctx_fini(struct trn_device *tdev, u32 n);
+int trn_sim_mmu_map(struct trn_device *tdev, u32 n,
+		    const struct trn_mmu_map *map);
+void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size);
+struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
+				   bool write);
+int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
+		     u64 len);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);

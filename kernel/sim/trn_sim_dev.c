@@ -7,6 +7,7 @@
  */
 
 #include <linux/debugfs.h>
+#include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
@@ -18,6 +19,12 @@
 
 static const struct trn_hw_ops trn_sim_hw_ops = {
 	.owner = THIS_MODULE,
+	.ctx_init = trn_sim_ctx_init,
+	.ctx_fini = trn_sim_ctx_fini,
+	.mmu_map = trn_sim_mmu_map,
+	.mmu_unmap = trn_sim_mmu_unmap,
+	.hbm_pfn = trn_sim_hbm_pfn,
+	.hbm_clear = trn_sim_hbm_clear,
 };
 
 static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
@@ -28,6 +35,7 @@ static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
 	debugfs_create_u32("queues", 0400, sdev->debugfs,
 			   &sdev->queues_per_core);
 	debugfs_create_u32("hbm_mib", 0400, sdev->debugfs, &sdev->hbm_mib);
+	trn_sim_mmu_debugfs_init(sdev);
 }
 
 /**
@@ -51,13 +59,31 @@ int trn_sim_probe(struct device *dev)
 				DRM_TRN_CAP_HBM_CPU_VISIBLE,
 	};
 	struct trn_device *tdev;
+	int ret;
+
+	/* The device reaches host memory by bus address, 64 bits wide. */
+	dev->dma_mask = &dev->coherent_dma_mask;
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
+	if (ret)
+		return ret;
+	ret = trn_sim_mem_init(sdev);
+	if (ret)
+		return ret;
+	trn_sim_mmu_init(sdev);
 
 	tdev = trn_device_register(dev, &desc, &trn_sim_hw_ops, sdev);
-	if (IS_ERR(tdev))
-		return PTR_ERR(tdev);
+	if (IS_ERR(tdev)) {
+		ret = PTR_ERR(tdev);
+		goto err_mem;
+	}
 	sdev->tdev = tdev;
 	trn_sim_debugfs_init(sdev);
 	return 0;
+
+err_mem:
+	trn_sim_mmu_fini(sdev);
+	trn_sim_mem_fini(sdev);
+	return ret;
 }
 
 /**
@@ -71,5 +97,8 @@ void trn_sim_remove(struct device *dev)
 	debugfs_remove_recursive(sdev->debugfs);
 	sdev->debugfs = NULL;
 	trn_device_unregister(sdev->tdev);
+	/* Contexts of files still open, and memory of buffers still held. */
+	trn_sim_mmu_fini(sdev);
+	trn_sim_mem_fini(sdev);
 	sdev->tdev = NULL;
 }

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The simulated device's MMU. Every context has a page table: one entry per
+ * 4 KiB device page, mapping it to a page of device memory or to a host bus
+ * address, with read and write rights. Every access the device makes goes
+ * through trn_sim_mmu_translate(); an access to an unmapped page, or a write
+ * to a read-only one, faults, and the fault is reported to the core with
+ * its context and address.
+ *
+ * Page table entries (the device's format):
+ *   bit 0  valid          bit 1  readable        bit 2  writable
+ *   bit 3  device memory (else host bus address)
+ *   bits 12-62  page address: device memory offset or host bus address
+ */
+
+#include <linux/debugfs.h>
+#include <linux/dma-direct.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/rcupdate.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/xarray.h>
+
+#include "../trn_hw.h"
+#include "trn_sim.h"
+
+#define TRN_SIM_PTE_VALID	BIT_ULL(0)
+#define TRN_SIM_PTE_READ	BIT_ULL(1)
+#define TRN_SIM_PTE_WRITE	BIT_ULL(2)
+#define TRN_SIM_PTE_HBM		BIT_ULL(3)
+#define TRN_SIM_PTE_ADDR	GENMASK_ULL(62, 12)
+
+/* The largest copy the debugfs test hook performs at once. */
+#define TRN_SIM_DMA_MAX		SZ_64M
+
+/**
+ * struct trn_sim_ctx - one MMU context
+ * @ptes: device page number -> page table entry (xarray value)
+ * @rcu: frees the context after lookups that may still see it
+ */
+struct trn_sim_ctx {
+	struct xarray ptes;
+	struct rcu_head rcu;
+};
+
+/**
+ * trn_sim_mmu_init() - the MMU of a new simulated device: no contexts
+ * @sdev: the device
+ */
+void trn_sim_mmu_init(struct trn_sim_dev *sdev)
+{
+	xa_init(&sdev->ctxs);
+	atomic64_set(&sdev->mmu_faults, 0);
+}
+
+static void trn_sim_ctx_free(struct trn_sim_ctx *ctx)
+{
+	xa_destroy(&ctx->ptes);
+	kfree_rcu(ctx, rcu);
+}
+
+/**
+ * trn_sim_mmu_fini() - drop every context left by files still open when
+ * the device went away
+ * @sdev: the device, no longer registered with the core
+ */
+void trn_sim_mmu_fini(struct trn_sim_dev *sdev)
+{
+	struct trn_sim_ctx *ctx;
+	unsigned long n;
+
+	xa_for_each(&sdev->ctxs, n, ctx) {
+		xa_erase(&sdev->ctxs, n);
+		trn_sim_ctx_free(ctx);
+	}
+	xa_destroy(&sdev->ctxs);
+}
+
+/* trn_hw_ops.ctx_init */
+int trn_sim_ctx_init(struct trn_device *tdev, u32 n)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ctx *ctx;
+	int ret;
+
+	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
+	if (!ctx)
+		return -ENOMEM;
+	xa_init(&ctx->ptes);
+	ret = xa_insert(&sdev->ctxs, n, ctx, GFP_KERNEL);
+	if (ret)
+		kfree(ctx);
+	return ret;
+}
+
+/* trn_hw_ops.ctx_fini */
+void trn_sim_ctx_fini(struct trn_device *tdev, u32 n)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ctx *ctx = xa_erase(&sdev->ctxs, n);
+
+	if (ctx)
+		trn_sim_ctx_free(ctx);
+}
+
+static void trn_sim_ptes_clear(struct trn_sim_ctx *ctx, u64 va, u64 size)
+{
+	unsigned long first = va >> PAGE_SHIFT;
+	unsigned long i;
+
+	for (i = first; i < first + (size >> PAGE_SHIFT); i++)
+		xa_erase(&ctx->ptes, i);
+}
+
+/* trn_hw_ops.mmu_map */
+int trn_sim_mmu_map(struct trn_device *tdev, u32 n,
+		    const struct trn_mmu_map *map)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	unsigned long page = map->va >> PAGE_SHIFT;
+	u64 flags = TRN_SIM_PTE_VALID, done = 0;
+	struct trn_sim_ctx *ctx;
+	struct scatterlist *sg;
+	unsigned int i;
+	int ret = 0;
+
+	ctx = xa_load(&sdev->ctxs, n);
+	if (!ctx)
+		return -ENOENT;
+	if (map->prot & TRN_MMU_READ)
+		flags |= TRN_SIM_PTE_READ;
+	if (map->prot & TRN_MMU_WRITE)
+		flags |= TRN_SIM_PTE_WRITE;
+
+	if (!map->sgt) {
+		for (done = 0; done < map->size && !ret; done += PAGE_SIZE)
+			ret = xa_err(xa_store(&ctx->ptes, page++,
+					      xa_mk_value(flags | TRN_SIM_PTE_HBM |
+							  (map->hbm_offset + done)),
+					      GFP_KERNEL));
+	} else {
+		for_each_sgtable_dma_sg(map->sgt, sg, i) {
+			dma_addr_t addr = sg_dma_address(sg);
+			u64 off;
+
+			for (off = 0; off < sg_dma_len(sg) && !ret &&
+			     done < map->size; off += PAGE_SIZE, done += PAGE_SIZE)
+				ret = xa_err(xa_store(&ctx->ptes, page++,
+						      xa_mk_value(flags | (addr + off)),
+						      GFP_KERNEL));
+			if (ret)
+				break;
+		}
+	}
+	if (ret)
+		trn_sim_ptes_clear(ctx, map->va, done);
+	return ret;
+}
+
+/* trn_hw_ops.mmu_unmap */
+void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ctx *ctx = xa_load(&sdev->ctxs, n);
+
+	if (ctx)
+		trn_sim_ptes_clear(ctx, va, size);
+}
+
+/**
+ * trn_sim_mmu_translate() - what a device access in a context reaches
+ * @sdev: the device
+ * @n: the context
+ * @va: device virtual address
+ * @write: the access is a write
+ *
+ * A failed translation is reported to the core as a fault of context @n.
+ *
+ * Return: the page holding @va, or an ERR_PTR(): -EFAULT for a fault,
+ * -ENOMEM if device memory cannot be backed.
+ */
+struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
+				   bool write)
+{
+	u64 need = TRN_SIM_PTE_VALID |
+		   (write ? TRN_SIM_PTE_WRITE : TRN_SIM_PTE_READ);
+	struct trn_sim_ctx *ctx;
+	struct page *page;
+	u64 pte = 0;
+	void *entry;
+
+	rcu_read_lock();
+	ctx = xa_load(&sdev->ctxs, n);
+	if (ctx) {
+		entry = xa_load(&ctx->ptes, va >> PAGE_SHIFT);
+		if (xa_is_value(entry))
+			pte = xa_to_value(entry);
+	}
+	rcu_read_unlock();
+
+	if ((pte & need) != need) {
+		atomic64_inc(&sdev->mmu_faults);
+		trn_device_mmu_fault(sdev->tdev, n, va, write);
+		return ERR_PTR(-EFAULT);
+	}
+	if (pte & TRN_SIM_PTE_HBM) {
+		page = trn_sim_mem_page(sdev, pte & TRN_SIM_PTE_ADDR);
+		return page ?: ERR_PTR(-ENOMEM);
+	}
+	return pfn_to_page(PHYS_PFN(dma_to_phys(&sdev->dev,
+						pte & TRN_SIM_PTE_ADDR)));
+}
+
+/**
+ * trn_sim_dma_copy() - a DMA engine copy in context @n
+ * @sdev: the device
+ * @n: the context
+ * @dst: destination device address
+ * @src: source device address
+ * @len: bytes
+ *
+ * Return: 0, or the error of the first access that failed; what was copied
+ * before it stays copied, as with real hardware.
+ */
+int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
+		     u64 len)
+{
+	while (len) {
+		size_t chunk = min3(len, PAGE_SIZE - offset_in_page(src),
+				    PAGE_SIZE - offset_in_page(dst));
+		struct page *sp, *dp;
+		void *s, *d;
+
+		sp = trn_sim_mmu_translate(sdev, n, src, false);
+		if (IS_ERR(sp))
+			return PTR_ERR(sp);
+		dp = trn_sim_mmu_translate(sdev, n, dst, true);
+		if (IS_ERR(dp))
+			return PTR_ERR(dp);
+
+		s = kmap_local_page(sp);
+		d = kmap_local_page(dp);
+		memcpy(d + offset_in_page(dst), s + offset_in_page(src), chunk);
+		kunmap_local(d);
+		kunmap_local(s);
+
+		src += chunk;
+		dst += chunk;
+		len -= chunk;
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * debugfs "dma_copy": write "CTX DST SRC LEN" (context number decimal,
+ * addresses hexadecimal, length decimal) to run a copy on the device in
+ * that context. Fails with -EFAULT on an MMU fault. A test hook for the
+ * MMU until the command stream can issue copies.
+ */
+static ssize_t trn_sim_dma_copy_write(struct file *file,
+				      const char __user *ubuf, size_t count,
+				      loff_t *ppos)
+{
+	struct trn_sim_dev *sdev = file->private_data;
+	u64 dst, src, len;
+	int consumed = 0;
+	char buf[96];
+	u32 n;
+	int ret;
+
+	if (count >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, count))
+		return -EFAULT;
+	buf[count] = '\0';
+	if (sscanf(strim(buf), "%u %llx %llx %llu%n", &n, &dst, &src, &len,
+		   &consumed) != 4 || consumed != strlen(strim(buf)))
+		return -EINVAL;
+	if (!len || len > TRN_SIM_DMA_MAX)
+		return -EINVAL;
+
+	ret = trn_sim_dma_copy(sdev, n, dst, src, len);
+	return ret ? ret : count;
+}
+
+static const struct file_operations trn_sim_dma_copy_fops = {
+	.owner = THIS_MODULE,
+	.open = simple_open,
+	.write = trn_sim_dma_copy_write,
+};
+
+static int trn_sim_mmu_faults_get(void *data, u64 *val)
+{
+	struct trn_sim_dev *sdev = data;
+
+	*val = atomic64_read(&sdev->mmu_faults);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_mmu_faults_fops, trn_sim_mmu_faults_get,
+			 NULL, "%llu\n");
+
+/**
+ * trn_sim_mmu_debugfs_init() - the MMU's knobs and counters
+ * @sdev: the device, whose debugfs directory exists
+ */
+void trn_sim_mmu_debugfs_init(struct trn_sim_dev *sdev)
+{
+	debugfs_create_file("dma_copy", 0200, sdev->debugfs, sdev,
+			    &trn_sim_dma_copy_fops);
+	debugfs_create_file_unsafe("mmu_faults", 0400, sdev->debugfs, sdev,
+				   &trn_sim_mmu_faults_fops);
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Device memory (HBM): a best-fit range allocator over the device's memory.
+ * Memory is cleared when it is freed, so that free memory always reads as
+ * zero and a new buffer needs no clearing on the allocation path.
+ */
+
+#include <linux/minmax.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_mm.h>
+
+#include "trn_drv.h"
+
+static void trn_hbm_fini(struct drm_device *drm, void *unused)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+
+	/* Every buffer holds a reference to the device: nothing is left. */
+	drm_mm_takedown(&tdev->hbm_mm);
+}
+
+/**
+ * trn_hbm_init() - set up the device memory allocator
+ * @tdev: the device, whose description gives the memory size
+ *
+ * Return: 0 or a negative errno.
+ */
+int trn_hbm_init(struct trn_device *tdev)
+{
+	int ret;
+
+	ret = drmm_mutex_init(&tdev->drm, &tdev->hbm_lock);
+	if (ret)
+		return ret;
+	drm_mm_init(&tdev->hbm_mm, 0, tdev->desc.hbm_size);
+	return drmm_add_action_or_reset(&tdev->drm, trn_hbm_fini, NULL);
+}
+
+/**
+ * trn_hbm_alloc() - allocate device memory
+ * @tdev: the device
+ * @node: receives the range; must be zeroed
+ * @size: bytes, page aligned
+ * @align: alignment of the range's start, a power of two
+ *
+ * Return: 0, or -ENOMEM when no free range is large enough.
+ */
+int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
+		  u64 size, u64 align)
+{
+	int ret;
+
+	mutex_lock(&tdev->hbm_lock);
+	ret = drm_mm_insert_node_generic(&tdev->hbm_mm, node, size, align, 0,
+					 DRM_MM_INSERT_BEST);
+	if (!ret)
+		tdev->hbm_used += size;
+	mutex_unlock(&tdev->hbm_lock);
+	return ret == -ENOSPC ? -ENOMEM : ret;
+}
+
+/**
+ * trn_hbm_free() - clear and free device memory
+ * @tdev: the device
+ * @node: a range from trn_hbm_alloc()
+ */
+void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node)
+{
+	int idx;
+
+	/* A device that is gone keeps nothing for the next user to see. */
+	if (drm_dev_enter(&tdev->drm, &idx)) {
+		tdev->ops->hbm_clear(tdev, node->start, node->size);
+		drm_dev_exit(idx);
+	}
+
+	mutex_lock(&tdev->hbm_lock);
+	tdev->hbm_used -= node->size;
+	drm_mm_remove_node(node);
+	mutex_unlock(&tdev->hbm_lock);
+}
+
+/**
+ * trn_hbm_used() - bytes of device memory allocated
+ * @tdev: the device
+ *
+ * Return: the count, a snapshot.
+ */
+u64 trn_hbm_used(struct trn_device *tdev)
+{
+	u64 used;
+
+	mutex_lock(&tdev->hbm_lock);
+	used = tdev->hbm_used;
+	mutex_unlock(&tdev->hbm_lock);
+	return used;
+}

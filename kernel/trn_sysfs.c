@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Per-device figures in sysfs, on the accel node's device:
+ * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes.
+ */
+
+#include <linux/device.h>
+#include <linux/sysfs.h>
+
+#include <drm/drm_file.h>
+
+#include "trn_drv.h"
+
+static struct trn_device *kdev_to_trn(struct device *kdev)
+{
+	struct drm_minor *minor = dev_get_drvdata(kdev);
+
+	return to_trn_device(minor->dev);
+}
+
+static ssize_t hbm_total_show(struct device *kdev,
+			      struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", kdev_to_trn(kdev)->desc.hbm_size);
+}
+static DEVICE_ATTR_RO(hbm_total);
+
+static ssize_t hbm_used_show(struct device *kdev,
+			     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", trn_hbm_used(kdev_to_trn(kdev)));
+}
+static DEVICE_ATTR_RO(hbm_used);
+
+static ssize_t host_pinned_show(struct device *kdev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%lld\n",
+			  atomic64_read(&kdev_to_trn(kdev)->host_pinned));
+}
+static DEVICE_ATTR_RO(host_pinned);
+
+static struct attribute *trn_attrs[] = {
+	&dev_attr_hbm_total.attr,
+	&dev_attr_hbm_used.attr,
+	&dev_attr_host_pinned.attr,
+	NULL
+};
+
+static const struct attribute_group trn_attr_group = {
+	.attrs = trn_attrs,
+};
+
+/**
+ * trn_sysfs_init() - publish a registered device's figures
+ * @tdev: the device
+ *
+ * Return: 0 or a negative errno.
+ */
+int trn_sysfs_init(struct trn_device *tdev)
+{
+	return sysfs_create_group(&tdev->drm.accel->kdev->kobj,
+				  &trn_attr_group);
+}
+
+/**
+ * trn_sysfs_fini() - withdraw them before the device is unplugged
+ * @tdev: the device
+ */
+void trn_sysfs_fini(struct trn_device *tdev)
+{
+	sysfs_remove_group(&tdev->drm.accel->kdev->kobj, &trn_attr_group);
+}
