@@ -67,12 +67,15 @@ void trn_vm_fini(struct trn_file *tfile)
 	struct trn_device *tdev = tfile->tdev;
 	int idx;
 
-	/* After this, fault reports cannot find the context any more. */
-	xa_erase_irq(&tdev->contexts, tfile->ctx);
 	if (drm_dev_enter(&tdev->drm, &idx)) {
 		tdev->ops->ctx_fini(tdev, tfile->ctx);
 		drm_dev_exit(idx);
 	}
+	/*
+	 * Only now may the number be reused, and fault reports no longer find
+	 * the context.
+	 */
+	xa_erase_irq(&tdev->contexts, tfile->ctx);
 	drm_mm_takedown(&tfile->va_mm);
 	mutex_destroy(&tfile->va_lock);
 }
