@@ -1,13 +1,17 @@
 # shellcheck shell=bash
 # Kernel lanes and QEMU guests for trn.  Sourced by tools/trn-vm and tests/run.
 #
-# A "lane" is a Debian kernel we build the modules against and boot in QEMU:
+# A "lane" is a kernel we build the modules against and boot in QEMU:
 #   6.12    bookworm-backports' kernel, built with the host's own toolchain
 #   newest  the newest linux-image-amd64 in trixie-backports (or trixie),
 #           built inside a cached, debootstrapped trixie chroot
+#   debug   6.12 from Debian's linux-source-6.12, built here with KASAN,
+#           lockdep, kmemleak, UBSAN, fault injection and KUnit
+#           (tests/debug-lane/), everything built in
 #
 # Everything is cached under <repo>/build/ (see Documentation/testing.md):
 #   build/cache/lanes/<lane>/   kernel: vmlinuz, lib/modules/<kver>, initramfs
+#                               (debug: also its src/ and obj/ build trees)
 #   build/cache/trixie-chroot/  build chroot for the newest lane
 #   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
 #   build/vm/<run>/             per-guest scratch (writable 9p share)
@@ -21,7 +25,7 @@ TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
 # Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
 # /run: the guest sees the host's tree except those (tmpfs there).
 TRN_WORK=${TRN_WORK:-$TRN_BUILD}
-TRN_LANES="6.12 newest"
+TRN_LANES="6.12 newest debug"
 # Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
 TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
 TRN_VM_MEM=${TRN_VM_MEM:-2048}
@@ -78,7 +82,7 @@ trn_unlock() {
 }
 
 trn_lane_valid() {
-	case "$1" in 6.12 | newest) return 0 ;; esac
+	case "$1" in 6.12 | newest | debug) return 0 ;; esac
 	trn_die "unknown lane '$1' (lanes: $TRN_LANES)"
 }
 
@@ -268,12 +272,92 @@ trn_newest_kdir() {
 	echo "/usr/src/linux-headers-$k"
 }
 
+# ---------------------------------------------------------------- debug lane
+
+# 6.12 built from Debian's linux-source-6.12 with the configuration fragment
+# tests/debug-lane/debug.config by tests/debug-lane/build-kernel, cached in
+# build/cache/lanes/debug/ under a key over the source package's version,
+# the fragment, the build script and the compiler.
+TRN_DEBUG_FRAGMENT=$TRN_ROOT/tests/debug-lane/debug.config
+TRN_DEBUG_BUILDER=$TRN_ROOT/tests/debug-lane/build-kernel
+TRN_DEBUG_PACKAGES="linux-source-6.12 xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
+# Extra kernel parameters of the debug lane: with every check on and no
+# KVM, the ACPI interpreter needs more than its 30 s loop limit to run the
+# PCI interrupt routing method (_PRT) of QEMU's firmware, three times
+# over; the firmware's PIRQ table does the same job at once.
+TRN_DEBUG_CMDLINE="acpi=noirq"
+
+# Path of the linux-source-6.12 tarball (installs the package if needed).
+trn_debug_tarball() {
+	local f t=""
+	for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && t=$f; done
+	if [ -z "$t" ]; then
+		trn_install linux-source-6.12 || trn_die "cannot install linux-source-6.12"
+		for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && t=$f; done
+	fi
+	[ -n "$t" ] || trn_die "no /usr/src/linux-source-6.12.tar.* (package linux-source-6.12)"
+	echo "$t"
+}
+
+# The debug kernel's cache key (16 hex digits).
+trn_debug_key() {
+	local t v
+	t=$(trn_debug_tarball)
+	v=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || true)
+	# A tarball dpkg does not know (put there by hand): hash its contents.
+	[ -n "$v" ] || v=$(sha256sum <"$t")
+	{
+		echo "source $(basename "$t") $v"
+		echo "gcc $(gcc -dumpfullversion 2>/dev/null || gcc -dumpversion)"
+		sha256sum <"$TRN_DEBUG_FRAGMENT"
+		sha256sum <"$TRN_DEBUG_BUILDER"
+	} | sha256sum | cut -c1-16
+}
+
+_trn_debug_ready() {
+	local c=$1 key=$2
+	[ "$(cat "$c/key" 2>/dev/null)" = "$key" ] && [ -f "$c/vmlinuz" ] && [ -s "$c/kver" ] &&
+		[ -f "$c/obj/Module.symvers" ]
+}
+
+# Build the debug kernel unless the cache already has it for the current key.
+trn_debug_kernel() {
+	local c key t
+	c=$(trn_lane_cache debug)
+	key=$(trn_debug_key)
+	_trn_debug_ready "$c" "$key" && return 0
+	trn_lock
+	if ! _trn_debug_ready "$c" "$key"; then
+		# shellcheck disable=SC2086
+		trn_install $TRN_DEBUG_PACKAGES || trn_die "cannot install what building the debug kernel needs"
+		t=$(trn_debug_tarball)
+		trn_log "[debug] building the debug kernel from $(basename "$t") (cache key $key;" \
+			"about 6 minutes on 2 cores; log: $c/build.log)"
+		"$TRN_DEBUG_BUILDER" "$t" "$TRN_DEBUG_FRAGMENT" "$c" "$key" ||
+			trn_die "[debug] building the debug kernel failed (log: $c/build.log)"
+	fi
+	trn_unlock
+}
+
+# Kernel release of the debug lane (builds the kernel if needed).
+trn_debug_kver() {
+	trn_debug_kernel
+	cat "$(trn_lane_cache debug)/kver"
+}
+
+# The debug kernel's O= build tree, what external modules build against.
+trn_debug_kdir() {
+	trn_debug_kernel
+	echo "$(trn_lane_cache debug)/obj"
+}
+
 # ------------------------------------------------------------ lane kernels
 
 trn_lane_kver() {
 	case "$1" in
 	6.12) trn_612_kver ;;
 	newest) trn_newest_kver ;;
+	debug) trn_debug_kver ;;
 	esac
 }
 
@@ -281,6 +365,10 @@ trn_lane_kver() {
 # and unpack them: <cache>/vmlinuz, <cache>/lib/modules/<kver>/ (depmod'ed).
 trn_lane_kernel() {
 	local lane=$1 k c dl x deps p mdir
+	if [ "$lane" = debug ]; then
+		trn_debug_kernel
+		return
+	fi
 	k=$(trn_lane_kver "$lane")
 	c=$(trn_lane_cache "$lane")
 	if [ -f "$c/kernel-$k.ok" ] && [ -f "$c/vmlinuz" ] && [ -d "$c/lib/modules/$k" ]; then
@@ -377,6 +465,10 @@ trn_lane_build() {
 		kdir=$(trn_newest_kdir)
 		TRN_CHROOT_BIND="$d:/trn-build" trn_chroot \
 			make -C /trn-build KDIR="$kdir" "$@" >"$log" 2>&1
+		;;
+	debug)
+		kdir=$(trn_debug_kdir)
+		make -C "$d" KDIR="$kdir" "$@" >"$log" 2>&1
 		;;
 	esac || {
 		cat "$log" >&2
@@ -553,15 +645,17 @@ trn_vm_run() {
 # One boot of a lane's kernel running $out/cmd.sh; returns its exit status
 # (124: timed out, 125: no status came back).
 _trn_vm_boot() {
-	local lane=$1 c=$2 initrd=$3 out=$4 rc=0
+	local lane=$1 c=$2 initrd=$3 out=$4 rc=0 cmdline=mitigations=off
 	rm -f "$out/status" "$out/started"
+	# (The debug kernel is built without mitigations: nothing to turn off.)
+	[ "$lane" = debug ] && cmdline=$TRN_DEBUG_CMDLINE
 	# shellcheck disable=SC2046
 	timeout --foreground -k 10 "$TRN_VM_TIMEOUT" \
 		qemu-system-x86_64 $(_trn_accel) -cpu max -m "$TRN_VM_MEM" -smp "$TRN_VM_SMP" \
 		-nodefaults -no-user-config -display none -no-reboot \
 		-chardev stdio,id=con,signal=off -serial chardev:con \
 		-kernel "$c/vmlinuz" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init mitigations=off ${TRN_VM_CMDLINE:-}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init $cmdline ${TRN_VM_CMDLINE:-}" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev local,id=trnout,path="$out",security_model=none,multidevs=remap \

@@ -15,6 +15,8 @@
 #include <linux/sizes.h>
 #include <linux/spinlock.h>
 
+#include <kunit/visibility.h>
+
 #include "../trn_hw.h"
 #include "trn_sim.h"
 
@@ -32,6 +34,7 @@ int trn_sim_mem_init(struct trn_sim_dev *sdev)
 				   GFP_KERNEL);
 	return sdev->hbm_pages ? 0 : -ENOMEM;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mem_init);
 
 static void trn_sim_mem_drop(struct trn_sim_dev *sdev, u64 first, u64 count)
 {
@@ -59,6 +62,7 @@ void trn_sim_mem_fini(struct trn_sim_dev *sdev)
 	kvfree(sdev->hbm_pages);
 	sdev->hbm_pages = NULL;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mem_fini);
 
 /**
  * trn_sim_mem_page() - the host page behind a page of device memory
@@ -92,6 +96,7 @@ struct page *trn_sim_mem_page(struct trn_sim_dev *sdev, u64 offset)
 		__free_page(fresh);
 	return page;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mem_page);
 
 /* trn_hw_ops.hbm_pfn */
 int trn_sim_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn)
@@ -110,3 +115,4 @@ void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 	trn_sim_mem_drop(trn_device_hw_priv(tdev), offset >> PAGE_SHIFT,
 			 size >> PAGE_SHIFT);
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_hbm_clear);

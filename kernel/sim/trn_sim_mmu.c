@@ -26,6 +26,8 @@
 #include <linux/uaccess.h>
 #include <linux/xarray.h>
 
+#include <kunit/visibility.h>
+
 #include "../trn_hw.h"
 #include "trn_sim.h"
 
@@ -57,6 +59,7 @@ void trn_sim_mmu_init(struct trn_sim_dev *sdev)
 	xa_init(&sdev->ctxs);
 	atomic64_set(&sdev->mmu_faults, 0);
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_init);
 
 static void trn_sim_ctx_free(struct trn_sim_ctx *ctx)
 {
@@ -80,6 +83,7 @@ void trn_sim_mmu_fini(struct trn_sim_dev *sdev)
 	}
 	xa_destroy(&sdev->ctxs);
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_fini);
 
 /* trn_hw_ops.ctx_init */
 int trn_sim_ctx_init(struct trn_device *tdev, u32 n)
@@ -97,6 +101,7 @@ int trn_sim_ctx_init(struct trn_device *tdev, u32 n)
 		kfree(ctx);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_ctx_init);
 
 /* trn_hw_ops.ctx_fini */
 void trn_sim_ctx_fini(struct trn_device *tdev, u32 n)
@@ -107,6 +112,7 @@ void trn_sim_ctx_fini(struct trn_device *tdev, u32 n)
 	if (ctx)
 		trn_sim_ctx_free(ctx);
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_ctx_fini);
 
 static void trn_sim_ptes_clear(struct trn_sim_ctx *ctx, u64 va, u64 size)
 {
@@ -161,6 +167,7 @@ int trn_sim_mmu_map(struct trn_device *tdev, u32 n,
 		trn_sim_ptes_clear(ctx, map->va, done);
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_map);
 
 /* trn_hw_ops.mmu_unmap */
 void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size)
@@ -171,6 +178,7 @@ void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size)
 	if (ctx)
 		trn_sim_ptes_clear(ctx, va, size);
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_unmap);
 
 /**
  * trn_sim_mmu_translate() - what a device access in a context reaches
@@ -215,6 +223,7 @@ struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
 	return pfn_to_page(PHYS_PFN(dma_to_phys(&sdev->dev,
 						pte & TRN_SIM_PTE_ADDR)));
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_translate);
 
 /**
  * trn_sim_dma_copy() - a DMA engine copy in context @n
@@ -256,6 +265,7 @@ int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 	}
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_dma_copy);
 
 /*
  * debugfs "dma_copy": write "CTX DST SRC LEN" (context number decimal,
