@@ -532,6 +532,12 @@ mount -t configfs configfs /newroot/sys/kernel/config 2>/dev/null
 mkdir -p /newroot/run/trn
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 trnout /newroot/run/trn ||
 	fail "cannot mount the results share"
+# The repository again, at its own path: the tmpfs above hide it when it
+# lives under /tmp or /run (a CI checkout may).
+repo=$(cat /newroot/run/trn/reporoot)
+mkdir -p "/newroot$repo"
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,cache=loose,msize=512000 trnroot "/newroot$repo" ||
+	fail "cannot mount the repository share"
 # The lane's modules tree stands in for /lib/modules, so modprobe just works.
 mods=$(cat /newroot/run/trn/modroot)
 mount --bind "/newroot$mods/lib/modules" /newroot/lib/modules ||
@@ -629,6 +635,7 @@ trn_vm_run() {
 	rm -f "$out/status"
 	cp "$script" "$out/cmd.sh"
 	echo "$c" >"$out/modroot"
+	echo "$TRN_ROOT" >"$out/reporoot"
 	_trn_vm_boot "$lane" "$c" "$initrd" "$out" || rc=$?
 	if [ "$rc" = 125 ] && [ ! -e "$out/started" ]; then
 		# Died while booting, before anything of ours ran (seen rarely
@@ -660,6 +667,8 @@ _trn_vm_boot() {
 		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
 		-fsdev local,id=trnout,path="$out",security_model=none,multidevs=remap \
 		-device virtio-9p-pci,fsdev=trnout,mount_tag=trnout \
+		-fsdev local,id=trnroot,path="$TRN_ROOT",security_model=none,readonly=on,multidevs=remap \
+		-device virtio-9p-pci,fsdev=trnroot,mount_tag=trnroot \
 		-device virtio-rng-pci \
 		</dev/null || rc=$?
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
