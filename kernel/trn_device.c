@@ -12,6 +12,7 @@
 #include <linux/mm.h>
 
 #include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
 
 #include <kunit/visibility.h>
 
@@ -80,6 +81,10 @@ struct trn_device *trn_device_register(struct device *parent,
 	tdev->hw_priv = hw_priv;
 	atomic64_set(&tdev->host_pinned, 0);
 	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
+	INIT_LIST_HEAD(&tdev->imports);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
+	if (ret)
+		return ERR_PTR(ret);
 	ret = trn_hbm_init(tdev);
 	if (ret)
 		return ERR_PTR(ret);

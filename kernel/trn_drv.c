@@ -151,6 +151,7 @@ const struct drm_driver trn_drm_driver = {
 	.open			= trn_open,
 	.postclose		= trn_postclose,
 	.show_fdinfo		= trn_show_fdinfo,
+	.gem_prime_import	= trn_gem_prime_import,
 	.gem_prime_import_sg_table = trn_gem_prime_import_sg_table,
 	.ioctls			= trn_ioctls,
 	.num_ioctls		= ARRAY_SIZE(trn_ioctls),

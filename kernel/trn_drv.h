@@ -37,6 +37,10 @@
  * @host_pinned: bytes of host memory pinned for the device
  * @contexts: MMU context number -> &struct trn_file; allocates the
  *            numbers, and its lock orders fault reports against teardown
+ * @import_lock: protects @imports
+ * @imports: buffers imported from other drivers' dma-bufs, so that every
+ *           context importing one dma-buf shares one object (and one DMA
+ *           mapping of it)
  */
 struct trn_device {
 	struct drm_device drm;
@@ -51,6 +55,10 @@ struct trn_device {
 	atomic64_t host_pinned;
 
 	struct xarray contexts;
+
+	/* Protects imports. */
+	struct mutex import_lock;
+	struct list_head imports;
 };
 
 /**
@@ -107,6 +115,7 @@ struct trn_mapping {
  *       imported buffers
  * @lock: protects @mappings and @owner
  * @mappings: &struct trn_mapping of every context that has a handle
+ * @import_link: entry in &trn_device.imports, for imported buffers
  */
 struct trn_bo {
 	struct drm_gem_object base;
@@ -121,6 +130,7 @@ struct trn_bo {
 	/* Protects mappings and owner. */
 	struct mutex lock;
 	struct list_head mappings;
+	struct list_head import_link;
 };
 
 static inline struct trn_device *to_trn_device(struct drm_device *drm)
@@ -157,6 +167,8 @@ int trn_vm_map(struct trn_file *tfile, struct trn_bo *bo,
 void trn_vm_unmap(struct trn_file *tfile, struct trn_mapping *mapping);
 
 /* trn_gem.c */
+struct drm_gem_object *trn_gem_prime_import(struct drm_device *drm,
+					    struct dma_buf *dma_buf);
 struct drm_gem_object *
 trn_gem_prime_import_sg_table(struct drm_device *drm,
 			      struct dma_buf_attachment *attach,

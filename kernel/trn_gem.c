@@ -94,6 +94,7 @@ static struct trn_bo *trn_bo_alloc(u32 placement, u32 flags, u64 align)
 	bo->align = align;
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
+	INIT_LIST_HEAD(&bo->import_link);
 	return bo;
 }
 
@@ -163,6 +164,9 @@ static void trn_gem_free(struct drm_gem_object *obj)
 		}
 		break;
 	case DRM_TRN_PLACEMENT_IMPORTED:
+		mutex_lock(&tdev->import_lock);
+		list_del(&bo->import_link);
+		mutex_unlock(&tdev->import_lock);
 		drm_prime_gem_destroy(obj, bo->sgt);
 		break;
 	}
@@ -331,6 +335,41 @@ static const struct drm_gem_object_funcs trn_gem_funcs = {
 	.mmap = trn_gem_mmap,
 	.vm_ops = &trn_gem_vm_ops,
 };
+
+/**
+ * trn_gem_prime_import() - import a dma-buf into a context
+ * @drm: our device
+ * @dma_buf: the buffer
+ *
+ * A buffer we exported comes back as itself (drm_gem_prime_import()). A
+ * buffer of another driver that some context of this device imported
+ * already is shared too: each attachment would be a second DMA mapping of
+ * the same memory.
+ *
+ * Return: the object, with a new reference, or an ERR_PTR().
+ */
+struct drm_gem_object *trn_gem_prime_import(struct drm_device *drm,
+					    struct dma_buf *dma_buf)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	struct drm_gem_object *obj;
+	struct trn_bo *bo;
+
+	mutex_lock(&tdev->import_lock);
+	list_for_each_entry(bo, &tdev->imports, import_link) {
+		if (bo->base.import_attach->dmabuf == dma_buf &&
+		    kref_get_unless_zero(&bo->base.refcount)) {
+			obj = &bo->base;
+			goto out_unlock;
+		}
+	}
+	obj = drm_gem_prime_import(drm, dma_buf);
+	if (!IS_ERR(obj) && obj->import_attach)
+		list_add_tail(&to_trn_bo(obj)->import_link, &tdev->imports);
+out_unlock:
+	mutex_unlock(&tdev->import_lock);
+	return obj;
+}
 
 /**
  * trn_gem_prime_import_sg_table() - wrap another driver's dma-buf

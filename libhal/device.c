@@ -29,19 +29,6 @@ _Static_assert(TRN_CAP_SIMULATED == DRM_TRN_CAP_SIMULATED, "capability");
 _Static_assert(TRN_CAP_HBM_CPU_VISIBLE == DRM_TRN_CAP_HBM_CPU_VISIBLE,
 	       "capability");
 
-struct trn_device {
-	struct trn_device *next;	/* registry list */
-	unsigned int refs;		/* openers in this process */
-	unsigned long fork_gen;		/* registry generation at open */
-	unsigned int minor;
-	int fd;
-	char node[PATH_MAX];
-	char driver_name[32];
-	int driver_major;
-	int driver_minor;
-	int driver_patchlevel;
-};
-
 /*
  * The registry: one handle per open minor. Protects devices, and refs and
  * next of every device on the list.
@@ -55,23 +42,39 @@ static struct trn_device *devices;
 static unsigned long fork_gen;
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
+/*
+ * Lock order: registry_lock, then the bo_lock of each registered device.
+ * Holding them all across fork() gives the child consistent buffer tables.
+ */
 static void atfork_prepare(void)
 {
+	trn_device_t *dev;
+
 	pthread_mutex_lock(&registry_lock);
+	for (dev = devices; dev; dev = dev->next)
+		pthread_mutex_lock(&dev->bo_lock);
 }
 
 static void atfork_parent(void)
 {
+	trn_device_t *dev;
+
+	for (dev = devices; dev; dev = dev->next)
+		pthread_mutex_unlock(&dev->bo_lock);
 	pthread_mutex_unlock(&registry_lock);
 }
 
 static void atfork_child(void)
 {
+	trn_device_t *dev;
+
 	/*
 	 * The child owns copies of the parent's handles. Forget them so that
 	 * the child's own opens get fresh files; the copies stay allocated so
 	 * that using one returns -ECHILD instead of touching freed memory.
 	 */
+	for (dev = devices; dev; dev = dev->next)
+		pthread_mutex_unlock(&dev->bo_lock);
 	devices = NULL;
 	__atomic_store_n(&fork_gen, fork_gen + 1, __ATOMIC_RELAXED);
 	pthread_mutex_init(&registry_lock, NULL);
@@ -82,16 +85,24 @@ static void atfork_register(void)
 	pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-static bool handle_stale(const trn_device_t *dev)
+bool trn_handle_stale(const trn_device_t *dev)
 {
 	return dev->fork_gen != __atomic_load_n(&fork_gen, __ATOMIC_RELAXED);
 }
 
-static int ioctl_errno(int fd, unsigned long request, void *arg)
+int trn_ioctl_errno(int fd, unsigned long request, void *arg)
 {
 	if (trn_ioctl(fd, request, arg) == 0)
 		return 0;
 	return errno ? -errno : -EIO;
+}
+
+/* Another reference, taken by every buffer of the device. */
+void trn_device_get(trn_device_t *dev)
+{
+	pthread_mutex_lock(&registry_lock);
+	dev->refs++;
+	pthread_mutex_unlock(&registry_lock);
 }
 
 /* Fetch the DRM driver name and version of @fd. */
@@ -105,7 +116,7 @@ static int query_version(int fd, char *name, size_t name_size,
 	memset(name, 0, name_size);
 	v.name = name;
 	v.name_len = name_size - 1;
-	ret = ioctl_errno(fd, DRM_IOCTL_VERSION, &v);
+	ret = trn_ioctl_errno(fd, DRM_IOCTL_VERSION, &v);
 	if (ret)
 		return ret;
 	/* The kernel reports the full length; it copied at most name_len. */
@@ -130,7 +141,7 @@ static int query_device_info(int fd, struct drm_trn_device_info *di)
 	q.query = DRM_TRN_QUERY_DEVICE_INFO;
 	q.size = sizeof(*di);
 	q.data = (uintptr_t)di;
-	return ioctl_errno(fd, DRM_IOCTL_TRN_QUERY, &q);
+	return trn_ioctl_errno(fd, DRM_IOCTL_TRN_QUERY, &q);
 }
 
 /* Copy @src into @dst, truncating; @dst is always terminated. */
@@ -302,12 +313,14 @@ TRN_PUBLIC int trn_device_open(unsigned int minor, trn_device_t **out)
 		return -ENOMEM;
 	dev->minor = minor;
 	dev->refs = 1;
+	pthread_mutex_init(&dev->bo_lock, NULL);
 	dev->fd = open_trn_node(minor, dev->node, sizeof(dev->node),
 				dev->driver_name, sizeof(dev->driver_name),
 				&dev->driver_major, &dev->driver_minor,
 				&dev->driver_patchlevel);
 	if (dev->fd < 0) {
 		ret = dev->fd;
+		pthread_mutex_destroy(&dev->bo_lock);
 		free(dev);
 		return ret;
 	}
@@ -316,6 +329,7 @@ TRN_PUBLIC int trn_device_open(unsigned int minor, trn_device_t **out)
 		ret = -EPROTO;
 	if (ret) {
 		close(dev->fd);
+		pthread_mutex_destroy(&dev->bo_lock);
 		free(dev);
 		return ret;
 	}
@@ -334,6 +348,7 @@ TRN_PUBLIC int trn_device_open(unsigned int minor, trn_device_t **out)
 
 	if (other) {
 		close(dev->fd);
+		pthread_mutex_destroy(&dev->bo_lock);
 		free(dev);
 		dev = other;
 	}
@@ -354,7 +369,7 @@ TRN_PUBLIC void trn_device_close(trn_device_t *dev)
 		return;
 	}
 	/* A handle inherited over fork() is no longer on the list. */
-	if (!handle_stale(dev)) {
+	if (!trn_handle_stale(dev)) {
 		for (p = &devices; *p; p = &(*p)->next) {
 			if (*p == dev) {
 				*p = dev->next;
@@ -364,6 +379,8 @@ TRN_PUBLIC void trn_device_close(trn_device_t *dev)
 	}
 	pthread_mutex_unlock(&registry_lock);
 
+	/* No buffer is left: each holds a reference. */
+	trn_bo_table_fini(dev);
 	close(dev->fd);
 	free(dev);
 }
@@ -372,7 +389,7 @@ TRN_PUBLIC int trn_device_fd(trn_device_t *dev)
 {
 	if (!dev)
 		return -EINVAL;
-	if (handle_stale(dev))
+	if (trn_handle_stale(dev))
 		return -ECHILD;
 	return dev->fd;
 }
@@ -384,7 +401,7 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 
 	if (!dev || !info)
 		return -EINVAL;
-	if (handle_stale(dev))
+	if (trn_handle_stale(dev))
 		return -ECHILD;
 
 	/* Ask every time: it is cheap and notices an unplugged device. */

@@ -9,23 +9,79 @@
 #ifndef TRNHAL_INTERNAL_H
 #define TRNHAL_INTERNAL_H
 
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "trnhal.h"
 
 #define TRN_PUBLIC __attribute__((visibility("default")))
 
 #ifdef TRNHAL_TESTING
+#include <sys/types.h>
 extern const char *trnhal_test_sysfs_root;
 extern const char *trnhal_test_dev_root;
 extern int (*trnhal_test_ioctl)(int fd, unsigned long request, void *arg);
+extern void *(*trnhal_test_mmap)(void *addr, size_t len, int prot, int flags,
+				 int fd, off_t offset);
+extern int (*trnhal_test_munmap)(void *addr, size_t len);
 size_t trnhal_test_registry_size(void);
+/* Buffers in @dev's handle table (distinct trn_bo_t objects). */
+size_t trnhal_test_bo_count(trn_device_t *dev);
+/* References of @bo, and of its CPU mapping. */
+unsigned int trnhal_test_bo_refs(trn_bo_t *bo);
+unsigned int trnhal_test_bo_map_refs(trn_bo_t *bo);
 
 #define TRN_SYSFS_ACCEL		trnhal_test_sysfs_root
 #define TRN_DEV_ACCEL		trnhal_test_dev_root
 #define trn_ioctl(fd, req, arg)	trnhal_test_ioctl(fd, req, arg)
+#define trn_mmap(a, l, p, f, fd, o) trnhal_test_mmap(a, l, p, f, fd, o)
+#define trn_munmap(a, l)	trnhal_test_munmap(a, l)
 #else
 #define TRN_SYSFS_ACCEL		"/sys/class/accel"
 #define TRN_DEV_ACCEL		"/dev/accel"
 #define trn_ioctl(fd, req, arg)	drmIoctl(fd, req, arg)
+#define trn_mmap(a, l, p, f, fd, o) mmap(a, l, p, f, fd, o)
+#define trn_munmap(a, l)	munmap(a, l)
 #endif
+
+/*
+ * An open device (trn_device_t). Shared between device.c (the registry)
+ * and memory.c (the buffers of the device's file).
+ */
+struct trn_device {
+	struct trn_device *next;	/* registry list */
+	unsigned int refs;		/* openers and live buffers; registry_lock */
+	unsigned long fork_gen;		/* registry generation at open */
+	unsigned int minor;
+	int fd;
+	char node[PATH_MAX];
+	char driver_name[32];
+	int driver_major;
+	int driver_minor;
+	int driver_patchlevel;
+
+	/*
+	 * The buffers of this file, by GEM handle: the kernel gives the same
+	 * handle for every import of one buffer, so the library must give
+	 * the same trn_bo_t. bo_lock protects the table and the refs of
+	 * every buffer in it, and is held across the ioctls that create or
+	 * close a handle that may be in it (import, GEM_CLOSE).
+	 */
+	pthread_mutex_t bo_lock;
+	struct trn_bo **bo_buckets;
+	size_t bo_nbuckets;		/* a power of two, or 0 */
+	size_t bo_count;
+};
+
+/* device.c */
+bool trn_handle_stale(const trn_device_t *dev);
+void trn_device_get(trn_device_t *dev);
+int trn_ioctl_errno(int fd, unsigned long request, void *arg);
+
+/* memory.c: the device's last reference is gone; free its table. */
+void trn_bo_table_fini(trn_device_t *dev);
 
 #endif /* TRNHAL_INTERNAL_H */

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -341,6 +342,222 @@ static inline int module_load(const char *dir, const char *name,
 static inline int module_unload(const char *name)
 {
 	return syscall(SYS_delete_module, name, O_NONBLOCK) ? -errno : 0;
+}
+
+/* --- Buffer objects, memory accounting, the simulator's MMU hook --- */
+
+#define TEST_PAGE	4096ULL
+
+static inline uint64_t page_up(uint64_t size)
+{
+	return (size + TEST_PAGE - 1) & ~(TEST_PAGE - 1);
+}
+
+/* BO_CREATE; 0 or -errno; @handle and @va may be NULL. */
+static inline int bo_create(int fd, uint64_t size, uint32_t placement,
+			    uint32_t flags, uint64_t align, uint32_t *handle,
+			    uint64_t *va)
+{
+	struct drm_trn_bo_create c = {
+		.size = size,
+		.alignment = align,
+		.placement = placement,
+		.flags = flags,
+	};
+	int ret = raw_ioctl(fd, DRM_IOCTL_TRN_BO_CREATE, &c);
+
+	if (!ret && handle)
+		*handle = c.handle;
+	if (!ret && va)
+		*va = c.va;
+	return ret;
+}
+
+static inline int bo_userptr(int fd, const void *addr, uint64_t size,
+			     uint32_t flags, uint32_t *handle, uint64_t *va)
+{
+	struct drm_trn_bo_userptr u = {
+		.addr = (uintptr_t)addr,
+		.size = size,
+		.flags = flags,
+	};
+	int ret = raw_ioctl(fd, DRM_IOCTL_TRN_BO_USERPTR, &u);
+
+	if (!ret && handle)
+		*handle = u.handle;
+	if (!ret && va)
+		*va = u.va;
+	return ret;
+}
+
+static inline int bo_info(int fd, uint32_t handle, struct drm_trn_bo_info *bi)
+{
+	memset(bi, 0, sizeof(*bi));
+	bi->handle = handle;
+	return raw_ioctl(fd, DRM_IOCTL_TRN_BO_INFO, bi);
+}
+
+static inline int gem_close(int fd, uint32_t handle)
+{
+	struct drm_gem_close c = { .handle = handle };
+
+	return raw_ioctl(fd, DRM_IOCTL_GEM_CLOSE, &c);
+}
+
+/* mmap the whole buffer @handle of @fd read-write; MAP_FAILED on error. */
+static inline void *bo_mmap(int fd, uint32_t handle, uint64_t size)
+{
+	struct drm_trn_bo_info bi;
+
+	if (bo_info(fd, handle, &bi) || !bi.mmap_offset)
+		return MAP_FAILED;
+	return mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    (off_t)bi.mmap_offset);
+}
+
+static inline int query_memory(int fd, struct drm_trn_memory_info *mi)
+{
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_MEMORY,
+		.size = sizeof(*mi),
+		.data = (uintptr_t)mi,
+	};
+
+	memset(mi, 0, sizeof(*mi));
+	return raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q);
+}
+
+/*
+ * Value of fdinfo key @key of @fd in process @pid (0: ourselves), with the
+ * drm-usage-stats units (KiB, MiB, GiB) applied; 0 or -errno (-ENOENT for a
+ * missing key).
+ */
+static inline int fdinfo_u64_pid(pid_t pid, int fd, const char *key,
+				 uint64_t *val)
+{
+	char path[64], buf[4096], *p, *end;
+	size_t klen = strlen(key);
+	int ret;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	ret = read_file(path, buf, sizeof(buf));
+	if (ret < 0)
+		return ret;
+	for (p = buf; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
+		if (strncmp(p, key, klen) || p[klen] != ':')
+			continue;
+		p += klen + 1;
+		errno = 0;
+		*val = strtoull(p, &end, 0);
+		if (errno || end == p)
+			return -EINVAL;
+		if (!strncmp(end, " KiB", 4))
+			*val <<= 10;
+		else if (!strncmp(end, " MiB", 4))
+			*val <<= 20;
+		else if (!strncmp(end, " GiB", 4))
+			*val <<= 30;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static inline int fdinfo_u64(int fd, const char *key, uint64_t *val)
+{
+	return fdinfo_u64_pid(0, fd, key, val);
+}
+
+/* The MMU context number of @fd (fdinfo trn-context); 0 on error. */
+static inline unsigned int fd_context(int fd)
+{
+	uint64_t v = 0;
+
+	return fdinfo_u64(fd, "trn-context", &v) ? 0 : (unsigned int)v;
+}
+
+/* Run a DMA copy on simulated device @id in context @ctx; 0 or -errno. */
+static inline int sim_dma_copy(unsigned int id, unsigned int ctx, uint64_t dst,
+			       uint64_t src, uint64_t len)
+{
+	char path[128], cmd[128];
+
+	snprintf(path, sizeof(path), SIM_DEBUGFS "/trn_sim%u/dma_copy", id);
+	snprintf(cmd, sizeof(cmd), "%u %llx %llx %llu", ctx,
+		 (unsigned long long)dst, (unsigned long long)src,
+		 (unsigned long long)len);
+	return sysfs_write(path, cmd);
+}
+
+/* /sys/class/accel/accel<minor of device @id>/@attr */
+static inline int sim_accel_u64(unsigned int id, const char *attr,
+				uint64_t *val)
+{
+	unsigned int minor;
+	char path[128];
+	int ret;
+
+	ret = sim_minor(id, &minor);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/%s", minor, attr);
+	return read_u64(path, val);
+}
+
+/* Device-wide counters of simulated device @id. */
+struct sim_counters {
+	uint64_t hbm_used;
+	uint64_t host_pinned;
+};
+
+static inline int sim_counters(unsigned int id, struct sim_counters *c)
+{
+	int ret = sim_accel_u64(id, "hbm_used", &c->hbm_used);
+
+	return ret ? ret : sim_accel_u64(id, "host_pinned", &c->host_pinned);
+}
+
+/*
+ * Counters drop when a dying process's files are released, which may lag
+ * its exit a little (the final fput runs from task work / a workqueue):
+ * wait up to ~5 s for them to reach @want. 0 when they did.
+ */
+static inline int sim_counters_wait(unsigned int id,
+				    const struct sim_counters *want,
+				    struct sim_counters *now)
+{
+	int i, ret = 0;
+
+	for (i = 0; i < 500; i++) {
+		ret = sim_counters(id, now);
+		if (ret)
+			return ret;
+		if (now->hbm_used == want->hbm_used &&
+		    now->host_pinned == want->host_pinned)
+			return 0;
+		usleep(10000);
+	}
+	return -ETIMEDOUT;
+}
+
+/* Read or write a module parameter of trn. */
+static inline int trn_param_get(const char *name, uint64_t *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "/sys/module/trn/parameters/%s", name);
+	return read_u64(path, val);
+}
+
+static inline int trn_param_set(const char *name, uint64_t val)
+{
+	char path[128], buf[32];
+
+	snprintf(path, sizeof(path), "/sys/module/trn/parameters/%s", name);
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)val);
+	return sysfs_write(path, buf);
 }
 
 #endif /* TRN_GUEST_TEST_H */
