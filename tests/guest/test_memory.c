@@ -9,6 +9,7 @@
  * and every invalid field of BO_CREATE, BO_INFO and BO_USERPTR (a failed
  * call must leave its structure and every counter as they were).
  */
+#include <setjmp.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -1166,6 +1167,75 @@ TEST_F(mem, mapping_outlives_handle)
 	EXPECT_TRUE(counters_are(DEV, 0, self->base.host_pinned));
 	/* And what it held was cleared. */
 	EXPECT_EQ(0, whole_hbm_is_zero(self->fd, self->info.hbm_size));
+}
+
+static sigjmp_buf unplug_jmp;
+
+static void unplug_sigbus(int sig)
+{
+	siglongjmp(unplug_jmp, 1);
+}
+
+/* Whether reading *@p raises SIGBUS; alone, so that setjmp clobbers nothing. */
+static __attribute__((noinline)) int read_raises_sigbus(volatile unsigned char *p)
+{
+	struct sigaction sa = { .sa_handler = unplug_sigbus }, old;
+	volatile int faulted = 0;
+
+	if (sigaction(SIGBUS, &sa, &old))
+		return -errno;
+	if (sigsetjmp(unplug_jmp, 1) == 0)
+		(void)*p;
+	else
+		faulted = 1;
+	sigaction(SIGBUS, &old, NULL);
+	return faulted;
+}
+
+/*
+ * A device removed while a context still holds buffers and CPU mappings:
+ * ioctls fail with ENODEV, device memory mappings raise SIGBUS, host
+ * memory stays readable, and everything goes once the file is closed.
+ */
+TEST_F(mem, unplug_with_buffers)
+{
+	enum { ID = 31 };
+	volatile unsigned char *hbm, *host;
+	struct drm_trn_bo_info bi;
+	uint32_t h1, h2;
+	int fd;
+
+	ASSERT_EQ(0, sim_new(ID, 2, 16, 1));
+	fd = sim_open(ID);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, bo_create(fd, 2 * TEST_PAGE, DRM_TRN_PLACEMENT_HBM, 0, 0,
+			       &h1, NULL));
+	ASSERT_EQ(0, bo_create(fd, 2 * TEST_PAGE, DRM_TRN_PLACEMENT_HOST, 0, 0,
+			       &h2, NULL));
+	hbm = bo_mmap(fd, h1, 2 * TEST_PAGE);
+	ASSERT_NE(MAP_FAILED, hbm);
+	host = bo_mmap(fd, h2, 2 * TEST_PAGE);
+	ASSERT_NE(MAP_FAILED, host);
+	hbm[0] = 1;
+	host[0] = 2;
+
+	ASSERT_EQ(0, sim_del(ID));
+	EXPECT_EQ(-ENODEV, bo_info(fd, h1, &bi));
+	/* A page mapped before the removal, and one never touched. */
+	EXPECT_EQ(1, read_raises_sigbus(hbm));
+	EXPECT_EQ(1, read_raises_sigbus(hbm + TEST_PAGE));
+	EXPECT_EQ(2, host[0]);
+
+	munmap((void *)hbm, 2 * TEST_PAGE);
+	munmap((void *)host, 2 * TEST_PAGE);
+	close(fd);
+	/* The id is free again, and a new device with it starts empty. */
+	ASSERT_EQ(0, sim_new(ID, 2, 16, 1));
+	fd = sim_open(ID);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(0, whole_hbm_is_zero(fd, 16 * MiB));
+	close(fd);
+	ASSERT_EQ(0, sim_del(ID));
 }
 
 /* ---- the library over the real driver ---- */
