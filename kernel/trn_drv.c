@@ -128,6 +128,34 @@ static const struct drm_ioctl_desc trn_ioctls[] = {
 };
 
 /*
+ * DRM_IOCTL_GET_UNIQUE and DRM_IOCTL_GET_MAGIC dereference the file's DRM
+ * master, which accel files never have: the DRM core oopses on them (6.12
+ * to 7.3). They mean nothing for an accelerator; refuse them.
+ */
+static bool trn_ioctl_needs_master(unsigned int cmd)
+{
+	return _IOC_TYPE(cmd) == DRM_IOCTL_BASE &&
+	       (_IOC_NR(cmd) == _IOC_NR(DRM_IOCTL_GET_UNIQUE) ||
+		_IOC_NR(cmd) == _IOC_NR(DRM_IOCTL_GET_MAGIC));
+}
+
+static long trn_unlocked_ioctl(struct file *filp, unsigned int cmd,
+			       unsigned long arg)
+{
+	if (trn_ioctl_needs_master(cmd))
+		return -EOPNOTSUPP;
+	return drm_ioctl(filp, cmd, arg);
+}
+
+static long trn_compat_ioctl(struct file *filp, unsigned int cmd,
+			     unsigned long arg)
+{
+	if (trn_ioctl_needs_master(cmd))
+		return -EOPNOTSUPP;
+	return drm_compat_ioctl(filp, cmd, arg);
+}
+
+/*
  * Spelled out rather than DEFINE_DRM_ACCEL_FOPS(): the macro's contents vary
  * between kernels (fdinfo in particular) and we always want fdinfo.
  */
@@ -135,8 +163,8 @@ static const struct file_operations trn_fops = {
 	.owner		= THIS_MODULE,
 	.open		= accel_open,
 	.release	= drm_release,
-	.unlocked_ioctl	= drm_ioctl,
-	.compat_ioctl	= drm_compat_ioctl,
+	.unlocked_ioctl	= trn_unlocked_ioctl,
+	.compat_ioctl	= trn_compat_ioctl,
 	.poll		= drm_poll,
 	.read		= drm_read,
 	.llseek		= noop_llseek,

@@ -36,6 +36,10 @@
 
 #define TRN_BO_CREATE_FLAGS	(DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY)
 
+/* Host and user memory is tracked in one page array: bound its size. */
+#define TRN_BO_MAX_HOST_SIZE \
+	((u64)(INT_MAX / sizeof(struct page *)) << PAGE_SHIFT)
+
 static const struct drm_gem_object_funcs trn_gem_funcs;
 
 /* Charge a new buffer to @tfile, within its limits. */
@@ -107,7 +111,13 @@ static int trn_bo_dma_map(struct trn_bo *bo, unsigned int npages)
 	sgt = drm_prime_pages_to_sg(drm, bo->pages, npages);
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
-	ret = dma_map_sgtable(drm->dev, sgt, DMA_BIDIRECTIONAL, 0);
+	/*
+	 * Several buffers may map the same pages (userptr ranges overlap):
+	 * CPU cache maintenance is the job boundaries' business, not the
+	 * mapping's, and overlapping streaming mappings are fine without it.
+	 */
+	ret = dma_map_sgtable(drm->dev, sgt, DMA_BIDIRECTIONAL,
+			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret) {
 		sg_free_table(sgt);
 		kfree(sgt);
@@ -119,7 +129,8 @@ static int trn_bo_dma_map(struct trn_bo *bo, unsigned int npages)
 
 static void trn_bo_dma_unmap(struct trn_bo *bo)
 {
-	dma_unmap_sgtable(bo->base.dev->dev, bo->sgt, DMA_BIDIRECTIONAL, 0);
+	dma_unmap_sgtable(bo->base.dev->dev, bo->sgt, DMA_BIDIRECTIONAL,
+			  DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(bo->sgt);
 	kfree(bo->sgt);
 	bo->sgt = NULL;
@@ -499,7 +510,8 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (!args->size)
 		return -EINVAL;
 	/* Beyond anything a device or a context could hold. */
-	if (args->size > tdev->desc.va_size / 2)
+	if (args->size > tdev->desc.va_size / 2 ||
+	    (!hbm && args->size > TRN_BO_MAX_HOST_SIZE))
 		return -E2BIG;
 
 	size = PAGE_ALIGN(args->size);
@@ -522,6 +534,8 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 		if (ret) {
 			mutex_destroy(&bo->lock);
 			kfree(bo);
+			/* shmem says ENOSPC when it means memory. */
+			ret = ret == -ENOSPC ? -ENOMEM : ret;
 			goto err_uncharge;
 		}
 		ret = trn_bo_create_host(tdev, bo);
@@ -567,11 +581,11 @@ int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 		return -EINVAL;
 	if (!access_ok(u64_to_user_ptr(args->addr), args->size))
 		return -EFAULT;
+	if (args->size > TRN_BO_MAX_HOST_SIZE)
+		return -E2BIG;
 	if (args->size > trn_max_pinned_per_file())
 		return -EDQUOT;
 	npages = args->size >> PAGE_SHIFT;
-	if (npages > INT_MAX)
-		return -E2BIG;
 	if (!(args->flags & DRM_TRN_USERPTR_READ_ONLY))
 		gup |= FOLL_WRITE;
 

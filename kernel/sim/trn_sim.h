@@ -59,6 +59,7 @@ struct trn_sim_shape {
  * @queues_per_core: hardware queues per NeuronCore
  * @hbm_mib: device memory in MiB
  * @tdev: the core's device while bound, NULL otherwise
+ * @probe_err: why binding failed, for new_device to report
  * @debugfs: this device's knob directory while bound
  * @hbm_lock: protects the slots of @hbm_pages
  * @hbm_pages: the host page behind each page of device memory, or NULL
@@ -75,6 +76,7 @@ struct trn_sim_dev {
 	u32 queues_per_core;
 	u32 hbm_mib;
 	struct trn_device *tdev;
+	int probe_err;
 	struct dentry *debugfs;
 
 	/* Protects the slots of hbm_pages. */

@@ -88,7 +88,7 @@ static int trn_sim_add(const struct trn_sim_shape *shape)
 		goto err_put;
 	/* Probing is synchronous: a device that did not bind is an error. */
 	if (!sdev->dev.driver) {
-		ret = -ENODEV;
+		ret = sdev->probe_err ?: -ENODEV;
 		goto err_del;
 	}
 

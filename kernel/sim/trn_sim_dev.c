@@ -65,10 +65,10 @@ int trn_sim_probe(struct device *dev)
 	dev->dma_mask = &dev->coherent_dma_mask;
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64));
 	if (ret)
-		return ret;
+		goto err_out;
 	ret = trn_sim_mem_init(sdev);
 	if (ret)
-		return ret;
+		goto err_out;
 	trn_sim_mmu_init(sdev);
 
 	tdev = trn_device_register(dev, &desc, &trn_sim_hw_ops, sdev);
@@ -83,6 +83,8 @@ int trn_sim_probe(struct device *dev)
 err_mem:
 	trn_sim_mmu_fini(sdev);
 	trn_sim_mem_fini(sdev);
+err_out:
+	sdev->probe_err = ret;
 	return ret;
 }
 

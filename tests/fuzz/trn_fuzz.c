@@ -1,0 +1,3005 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The engine of the trn ioctl fuzzer (see trn_fuzz.h and
+ * Documentation/fuzzing.md).
+ *
+ * Every worker thread owns a PRNG stream seeded from (seed, stream index),
+ * a small pool of open files and its own argument buffers, so that what a
+ * stream does depends only on the seed and on the answers of the kernel:
+ * one thread replaying one stream repeats the same calls. Each iteration
+ * picks one action:
+ *
+ *  - trn:    the trn ioctls with a structure-aware generator each, mostly
+ *            valid arguments with a few mutations, checked against a model
+ *            of the documented answer (uapi.md, memory.md);
+ *  - driver: random ioctl numbers in the driver range (and random types),
+ *            random direction and size bits, random argument bytes;
+ *  - core:   a safe subset of the core DRM ioctls (version, caps, syncobj,
+ *            GEM and PRIME handles) with random handles, lengths, pointers;
+ *  - files:  open, close, dup, fdinfo, poll and mmap (of buffers, too).
+ *
+ * The engine remembers every handle a file was given (GEM and syncobj) and
+ * what it knows of each buffer, so that the answers about them can be
+ * checked exactly; a file for which a handle may have been created behind
+ * its back (random bytes that happened to make a buffer) is no longer
+ * checked exactly.
+ *
+ * With device churn one more thread creates and deletes simulated devices
+ * 900..909, which the workers open and use while they come and go.
+ */
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "trn_test.h"
+#include "trn_fuzz.h"
+
+#define NR_FILES	8	/* descriptors per thread */
+#define NR_SYNCOBJS	16	/* syncobj handles remembered per file */
+#define NR_BOS		16	/* buffers remembered per file */
+#define ARG_SIZE	16384	/* _IOC_SIZE() is 14 bits */
+#define BIG_SIZE	65536	/* handle and point arrays */
+#define UP_PAGES	8	/* writable userptr pages, then none, then ro */
+#define MAX_WAIT_NS	2000000	/* syncobj waits end within 2 ms */
+#define MAX_HOST_BO	(256u << 10)	/* host buffers stay small */
+
+/* Models: what a call must return. 0 and -errno are exact. */
+#define MODEL_ANY	1	/* any expected errno */
+#define MODEL_RESOURCE	2	/* 0, or out of memory or quota */
+
+#define INFO_V1_SIZE	56
+#define MEMORY_V1_SIZE	64
+
+/* Addresses that must fault: the kernel half, non-canonical. */
+#define KERNEL_ADDR	0xffff800000000000ull
+#define KERNEL_TEXT	0xffffffff81000000ull
+#define NONCANON_ADDR	0x8000000000000000ull
+
+/* What the engine knows about one GEM handle of a file. */
+struct fuzz_bo {
+	uint32_t handle;
+	uint32_t placement;	/* 0: not known (imported) */
+	uint32_t flags;		/* DRM_TRN_BO_* it was created with */
+	bool created;		/* created by this file: charged to it */
+	bool written;		/* the CPU wrote to it */
+	uint64_t size;		/* bytes, 0 if not known */
+	uint64_t va;		/* 0 if not known */
+	uint64_t mmap_offset;	/* from BO_INFO, 0 if not known or none */
+};
+
+/* One open DRM file, shared by the descriptors dup()ed from it. */
+struct fuzz_dfile {
+	unsigned int refs;	/* descriptors; 0: free */
+	unsigned int id;	/* simulated device it was opened on */
+	int mode;		/* O_RDONLY, O_WRONLY or O_RDWR */
+	bool stable;		/* on the stable device: answers are checked */
+	bool exact;		/* every GEM handle is in @bos */
+	unsigned int nr_syncobjs;
+	uint32_t syncobjs[NR_SYNCOBJS];
+	unsigned int nr_bos;
+	struct fuzz_bo bos[NR_BOS];
+};
+
+struct fuzz_file {
+	int fd;			/* -1: free slot */
+	struct fuzz_dfile *df;
+};
+
+enum target_kind {
+	T_FILE,		/* one of the thread's device files */
+	T_BADF,		/* a descriptor that is not open */
+	T_NOTDRM,	/* /dev/null */
+};
+
+struct target {
+	enum target_kind kind;
+	int fd;
+	struct fuzz_dfile *df;	/* T_FILE only */
+};
+
+/* A user pointer handed to the kernel and how many bytes it may write. */
+struct fuzz_ptr {
+	uint64_t addr;
+	size_t writable;
+	const char *name;
+};
+
+enum arg_kind {
+	A_NORMAL,
+	A_NULL,
+	A_NONE,		/* PROT_NONE page */
+	A_RO,		/* read-only page holding a valid query */
+	A_STRADDLE,	/* starts before a PROT_NONE page, ends in it */
+};
+
+static const char *const arg_kind_names[] = {
+	"arg", "arg=NULL", "arg=prot-none", "arg=read-only", "arg=straddle",
+};
+
+struct fuzz_ctx;
+
+struct fuzz_thread {
+	struct fuzz_ctx *ctx;
+	pthread_t thread;
+	unsigned int stream;
+	uint64_t rng;
+	uint64_t iter;
+	uint64_t limit;
+	bool started;
+	struct fuzz_file files[NR_FILES];
+	struct fuzz_dfile dfiles[NR_FILES];
+	unsigned char *page;	/* 2 writable pages, then a PROT_NONE page */
+	unsigned char *arg;	/* ARG_SIZE bytes, then a PROT_NONE page */
+	unsigned char *big;	/* BIG_SIZE bytes */
+	unsigned char *up;	/* UP_PAGES writable, one none, one read-only */
+	int sync_fd;		/* last exported syncobj, -1 if none */
+	int dmabuf_fd;		/* last exported buffer, -1 if none */
+	char call[TRN_FUZZ_CALL_LEN];
+	struct trn_fuzz_stats st;
+};
+
+struct fuzz_ctx {
+	const struct trn_fuzz_opts *opts;
+	struct trn_fuzz_stats *st;
+	size_t page_size;
+	unsigned int stable_minor;
+	struct drm_trn_device_info ref;
+	size_t ref_name_len, ref_date_len, ref_desc_len;
+	int null_fd;
+	unsigned char *ro;	/* read-only page holding a valid query */
+	unsigned char *none;	/* PROT_NONE page */
+	unsigned char *scratch;	/* where the read-only query's answer goes */
+	struct timespec deadline;
+	bool has_deadline;
+	int stop;		/* set once, read with stopping() */
+	pthread_mutex_t lock;	/* protects st->failures and the output */
+	unsigned int nthreads;
+	struct fuzz_thread *threads;
+	/* device churn */
+	pthread_t churner;
+	bool churn_running;
+	uint64_t churn_rng;
+	bool churn_present[TRN_FUZZ_CHURN_LAST - TRN_FUZZ_CHURN_FIRST + 1];
+};
+
+static const char *const action_names[TRN_FUZZ_NR_ACTIONS] = {
+	[TRN_FUZZ_TRN] = "trn",
+	[TRN_FUZZ_DRIVER] = "driver",
+	[TRN_FUZZ_CORE] = "core",
+	[TRN_FUZZ_FILES] = "files",
+};
+
+/* Relative weight of each action when several are enabled. */
+static const unsigned int action_weight[TRN_FUZZ_NR_ACTIONS] = {
+	[TRN_FUZZ_TRN] = 5,
+	[TRN_FUZZ_DRIVER] = 2,
+	[TRN_FUZZ_CORE] = 3,
+	[TRN_FUZZ_FILES] = 2,
+};
+
+/* ---- PRNG: xorshift64* per stream, seeded through splitmix64 ---- */
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t stream_seed(uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed, s;
+
+	splitmix64(&x);
+	x ^= stream * 0xd1342543de82ef95ull;
+	s = splitmix64(&x);
+	return s ? s : 1;
+}
+
+static uint64_t xorshift64s(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static uint64_t rnd64(struct fuzz_thread *t)
+{
+	return xorshift64s(&t->rng);
+}
+
+static uint32_t rnd32(struct fuzz_thread *t)
+{
+	return (uint32_t)(rnd64(t) >> 32);
+}
+
+/* Uniform in [0, n). */
+static uint32_t below(struct fuzz_thread *t, uint32_t n)
+{
+	return (uint32_t)(((uint64_t)rnd32(t) * n) >> 32);
+}
+
+static bool one_in(struct fuzz_thread *t, uint32_t n)
+{
+	return below(t, n) == 0;
+}
+
+/* A 32-bit value biased towards the edges. */
+static uint32_t rnd_u32(struct fuzz_thread *t)
+{
+	switch (below(t, 7)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1u << below(t, 32);
+	case 2:
+		return below(t, 16);
+	case 3:
+		return 0xffffffffu - below(t, 4);
+	case 4:
+		return 0x80000000u;
+	case 5:
+		return 0x7fffffffu;
+	default:
+		return rnd32(t);
+	}
+}
+
+/* Mostly zero: a flags or padding field that a mutation may set. */
+static uint32_t rnd_bits(struct fuzz_thread *t)
+{
+	switch (below(t, 4)) {
+	case 0:
+		return 1u << below(t, 32);
+	case 1:
+		return rnd32(t);
+	case 2:
+		return 0x80000000u;
+	default:
+		return 1u << below(t, 4);
+	}
+}
+
+/* ---- output ---- */
+
+static const char *errname(int err)
+{
+	const char *name = err ? strerrorname_np(err) : "0";
+
+	return name ? name : "E?";
+}
+
+static void trace_call(struct fuzz_thread *t, int ret)
+{
+	struct fuzz_ctx *ctx = t->ctx;
+
+	if (t->iter < ctx->opts->trace_from)
+		return;
+	pthread_mutex_lock(&ctx->lock);
+	fprintf(ctx->opts->out, "# [%u:%" PRIu64 "] %s = %s\n", t->stream,
+		t->iter, t->call, ret < 0 ? errname(-ret) : "0");
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static void print_replay(struct fuzz_ctx *ctx, unsigned int stream,
+			 uint64_t iteration)
+{
+	const struct trn_fuzz_opts *o = ctx->opts;
+	char acts[64];
+
+	fprintf(o->out,
+		"# trn-fuzz: replay: build/tests/fuzz/trn-fuzz --seed %" PRIu64
+		" --actions %s --threads 1 --stream %u --iterations %" PRIu64
+		" --trace %" PRIu64 "%s\n",
+		o->seed, trn_fuzz_actions_str(o->actions, acts, sizeof(acts)),
+		stream, iteration + 1, iteration > 20 ? iteration - 20 : 0,
+		o->device_churn ? " --device-churn" : "");
+}
+
+static void __attribute__((format(printf, 3, 4)))
+fail(struct fuzz_thread *t, int err, const char *fmt, ...)
+{
+	struct fuzz_ctx *ctx = t->ctx;
+	struct trn_fuzz_stats *st = ctx->st;
+	struct trn_fuzz_failure *f;
+	char why[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+
+	pthread_mutex_lock(&ctx->lock);
+	st->unexpected++;
+	if (st->nr_failures < TRN_FUZZ_MAX_FAILURES) {
+		f = &st->failures[st->nr_failures++];
+		f->stream = t->stream;
+		f->iteration = t->iter;
+		f->err = err;
+		snprintf(f->call, sizeof(f->call), "%s", t->call);
+		snprintf(f->why, sizeof(f->why), "%s", why);
+		fprintf(ctx->opts->out,
+			"# trn-fuzz: FAIL seed=%" PRIu64 " stream=%u iteration=%"
+			PRIu64 ": %s: %s\n",
+			ctx->opts->seed, t->stream, t->iter, t->call, why);
+		print_replay(ctx, t->stream, t->iter);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+static bool resource_errno(int err)
+{
+	return err == ENOMEM || err == EDQUOT || err == ENOSPC;
+}
+
+/*
+ * Account for the result of one call. @ret is 0 (or a non-negative value)
+ * or -errno; @model what the call must return (0, -errno, MODEL_ANY,
+ * MODEL_RESOURCE). Whatever the model, a descriptor that is not open gives
+ * EBADF, one that is not DRM's ENOTTY, and a file on a churned device may
+ * answer ENODEV: its device can be gone.
+ */
+static bool account(struct fuzz_thread *t, const struct target *tg, int ret,
+		    int model)
+{
+	int got = ret < 0 ? ret : 0;
+
+	t->st.calls++;
+	if (ret >= 0)
+		t->st.ok++;
+	else if (-ret < TRN_FUZZ_MAX_ERRNO)
+		t->st.errnos[-ret]++;
+	trace_call(t, ret);
+
+	if (ret < 0 && !trn_fuzz_errno_expected(-ret)) {
+		fail(t, -ret, "unexpected errno %s (%s)", errname(-ret),
+		     strerror(-ret));
+		return false;
+	}
+	if (tg && tg->kind == T_BADF)
+		model = -EBADF;
+	else if (tg && tg->kind == T_NOTDRM)
+		model = -ENOTTY;
+	else if (tg && tg->df && !tg->df->stable && got == -ENODEV)
+		return true;
+	if (model == MODEL_ANY)
+		return true;
+	if (model == MODEL_RESOURCE) {
+		if (!got || resource_errno(-got))
+			return true;
+		fail(t, -got, "returned %s, expected success or a resource errno",
+		     errname(-got));
+		return false;
+	}
+	if (got != model) {
+		fail(t, -got, "returned %s, expected %s",
+		     got ? errname(-got) : "0",
+		     model ? errname(-model) : "0");
+		return false;
+	}
+	return true;
+}
+
+/* ---- pointers, arguments and targets ---- */
+
+/* The thread's answer buffer, @slot KiB into it (for several answers). */
+static struct fuzz_ptr ptr_valid(struct fuzz_thread *t, unsigned int slot)
+{
+	struct fuzz_ptr p = {
+		.addr = (uintptr_t)t->page + slot * 1024,
+		.writable = 2 * t->ctx->page_size - slot * 1024,
+		.name = "buf",
+	};
+
+	return p;
+}
+
+/*
+ * A pointer for the kernel to write through: mostly the thread's buffer,
+ * otherwise misaligned, straddling into a guard page, NULL, inaccessible,
+ * read-only, in the kernel half, non-canonical or below mmap_min_addr.
+ * Never a random address, which could be some other live memory.
+ */
+static struct fuzz_ptr pick_ptr(struct fuzz_thread *t, unsigned int slot)
+{
+	struct fuzz_ctx *ctx = t->ctx;
+	size_t ps = ctx->page_size, off;
+	struct fuzz_ptr p = ptr_valid(t, slot);
+
+	switch (below(t, 16)) {
+	case 6:
+		off = 1 + below(t, 7);
+		p.addr += off;
+		p.writable -= off;
+		p.name = "buf+misaligned";
+		break;
+	case 7:
+	case 8:
+		off = 1 + below(t, 64);
+		p.addr = (uintptr_t)t->page + 2 * ps - off;
+		p.writable = off;
+		p.name = "guard-straddle";
+		break;
+	case 9:
+		p = (struct fuzz_ptr){ 0, 0, "NULL" };
+		break;
+	case 10:
+		p = (struct fuzz_ptr){ (uintptr_t)ctx->none + below(t, ps), 0,
+				       "prot-none" };
+		break;
+	case 11:
+		p = (struct fuzz_ptr){ (uintptr_t)ctx->ro + below(t, 64), 0,
+				       "read-only" };
+		break;
+	case 12:
+		p = (struct fuzz_ptr){ one_in(t, 2) ? KERNEL_ADDR : KERNEL_TEXT,
+				       0, "kernel" };
+		break;
+	case 13:
+		p = (struct fuzz_ptr){ NONCANON_ADDR, 0, "non-canonical" };
+		break;
+	case 14:
+		p = (struct fuzz_ptr){ 0x1000 + 0x1000 * below(t, 8), 0,
+				       "low" };
+		break;
+	default:
+		break;
+	}
+	return p;
+}
+
+static bool ptr_ok(const struct fuzz_ptr *p, size_t len)
+{
+	return len <= p->writable;
+}
+
+/*
+ * Where the ioctl argument lives. The caller builds it in @local; for
+ * A_NORMAL and A_STRADDLE this copies what fits to the returned address.
+ */
+static void *place_arg(struct fuzz_thread *t, const void *local, size_t size,
+		       enum arg_kind *kind)
+{
+	struct fuzz_ctx *ctx = t->ctx;
+	unsigned char *p;
+	size_t fit;
+
+	*kind = A_NORMAL;
+	if (one_in(t, 12))
+		*kind = (enum arg_kind)(1 + below(t, 4));
+	switch (*kind) {
+	case A_NULL:
+		return NULL;
+	case A_NONE:
+		return ctx->none;
+	case A_RO:
+		return ctx->ro;
+	case A_STRADDLE:
+		fit = size > 1 ? size / 2 : 0;
+		p = t->arg + ARG_SIZE - fit;
+		memcpy(p, local, fit);
+		return p;
+	default:
+		p = t->arg + (one_in(t, 8) ? below(t, 8) : 0);
+		memcpy(p, local, size);
+		return p;
+	}
+}
+
+/*
+ * The read-only argument page holds a valid DRM_TRN_QUERY_DEVICE_INFO
+ * query; read as another structure, its first word is a handle.
+ */
+#define RO_HANDLE	DRM_TRN_QUERY_DEVICE_INFO
+
+/* What an argument that cannot be copied in or out does to a call. */
+static int arg_model(enum arg_kind kind, int model)
+{
+	switch (kind) {
+	case A_NORMAL:
+		return model;
+	case A_RO:
+		/* Copied in, run, and then not copied back: EFAULT at best. */
+		return MODEL_ANY;
+	default:
+		return -EFAULT;
+	}
+}
+
+static int do_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	int ret = ioctl(fd, cmd, arg);
+
+	return ret < 0 ? -errno : ret;
+}
+
+/* ---- files and what the engine knows about them ---- */
+
+static struct fuzz_bo *find_bo(struct fuzz_dfile *df, uint32_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; df && i < df->nr_bos; i++)
+		if (df->bos[i].handle == handle)
+			return &df->bos[i];
+	return NULL;
+}
+
+/* Remember a new handle; a full table makes the file inexact. */
+static struct fuzz_bo *track_bo(struct fuzz_dfile *df, uint32_t handle)
+{
+	struct fuzz_bo *bo = find_bo(df, handle);
+
+	if (bo)
+		return bo;
+	if (df->nr_bos == NR_BOS) {
+		df->exact = false;
+		return NULL;
+	}
+	bo = &df->bos[df->nr_bos++];
+	memset(bo, 0, sizeof(*bo));
+	bo->handle = handle;
+	return bo;
+}
+
+static void forget_bo(struct fuzz_dfile *df, uint32_t handle)
+{
+	struct fuzz_bo *bo = find_bo(df, handle);
+
+	if (bo)
+		*bo = df->bos[--df->nr_bos];
+}
+
+static void remember_syncobj(struct fuzz_dfile *df, uint32_t handle)
+{
+	if (df->nr_syncobjs < NR_SYNCOBJS)
+		df->syncobjs[df->nr_syncobjs++] = handle;
+}
+
+static void forget_syncobj(struct fuzz_dfile *df, uint32_t handle)
+{
+	unsigned int i;
+
+	for (i = 0; i < df->nr_syncobjs; i++)
+		if (df->syncobjs[i] == handle) {
+			df->syncobjs[i] = df->syncobjs[--df->nr_syncobjs];
+			return;
+		}
+}
+
+/* Whether a call on @tg can be checked against an exact model. */
+static bool exact(const struct target *tg, enum arg_kind kind)
+{
+	return tg->kind == T_FILE && tg->df->exact && kind == A_NORMAL;
+}
+
+static void close_file(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	if (f->fd >= 0 && close(f->fd))
+		fail(t, errno, "close(%d) failed", f->fd);
+	if (f->df && !--f->df->refs)
+		memset(f->df, 0, sizeof(*f->df));
+	f->fd = -1;
+	f->df = NULL;
+}
+
+static struct fuzz_file *free_slot(struct fuzz_thread *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_FILES; i++)
+		if (t->files[i].fd < 0)
+			return &t->files[i];
+	return NULL;
+}
+
+static struct fuzz_dfile *free_dfile(struct fuzz_thread *t)
+{
+	unsigned int i;
+
+	for (i = 0; i < NR_FILES; i++)
+		if (!t->dfiles[i].refs)
+			return &t->dfiles[i];
+	return NULL;
+}
+
+static unsigned int churn_id(struct fuzz_thread *t)
+{
+	return TRN_FUZZ_CHURN_FIRST +
+	       below(t, TRN_FUZZ_CHURN_LAST - TRN_FUZZ_CHURN_FIRST + 1);
+}
+
+/* Open a device file into @f: the stable device or, with churn, any. */
+static int open_file(struct fuzz_thread *t, struct fuzz_file *f,
+		     bool allow_churn)
+{
+	static const int modes[] = { O_RDWR, O_RDWR, O_RDWR, O_RDONLY,
+				     O_WRONLY, O_RDWR | O_NONBLOCK };
+	struct fuzz_ctx *ctx = t->ctx;
+	int mode = modes[below(t, ARRAY_SIZE(modes))];
+	unsigned int minor = ctx->stable_minor, id = ctx->opts->device_id;
+	struct fuzz_dfile *df = free_dfile(t);
+	bool stable = true;
+	char node[64];
+	int fd, ret;
+
+	if (allow_churn && ctx->opts->device_churn && one_in(t, 2)) {
+		id = churn_id(t);
+		stable = false;
+		snprintf(t->call, sizeof(t->call), "lookup trn_sim%u", id);
+		ret = sim_minor(id, &minor);
+		if (ret) {
+			/* Gone or not there yet. */
+			account(t, NULL, ret, MODEL_ANY);
+			return ret;
+		}
+	}
+	accel_node(minor, node, sizeof(node));
+	snprintf(t->call, sizeof(t->call), "open(%s [id %u], 0%o)", node, id,
+		 mode);
+	fd = open(node, mode | O_CLOEXEC);
+	ret = fd < 0 ? -errno : 0;
+	t->st.opens++;
+	account(t, NULL, ret, stable ? 0 : MODEL_ANY);
+	if (fd < 0)
+		return ret;
+	memset(df, 0, sizeof(*df));
+	df->refs = 1;
+	df->id = id;
+	df->mode = mode & O_ACCMODE;
+	df->stable = stable;
+	df->exact = true;
+	f->fd = fd;
+	f->df = df;
+	return 0;
+}
+
+/* Some open file of the thread; opens one on the stable device if none. */
+static struct fuzz_file *any_file(struct fuzz_thread *t)
+{
+	unsigned int i, n = 0, pick;
+	struct fuzz_file *f;
+
+	for (i = 0; i < NR_FILES; i++)
+		n += t->files[i].fd >= 0;
+	if (!n) {
+		f = &t->files[0];
+		return open_file(t, f, false) ? NULL : f;
+	}
+	pick = below(t, n);
+	for (i = 0; i < NR_FILES; i++)
+		if (t->files[i].fd >= 0 && !pick--)
+			return &t->files[i];
+	return NULL;
+}
+
+/* The descriptor an ioctl goes to: mostly a device file. */
+static void pick_target(struct fuzz_thread *t, struct target *tg)
+{
+	uint32_t r = below(t, 40);
+	struct fuzz_file *f;
+
+	memset(tg, 0, sizeof(*tg));
+	if (r == 0) {
+		tg->kind = T_BADF;
+		/* Beyond RLIMIT_NOFILE's usual 1024, so never open. */
+		tg->fd = one_in(t, 2) ? -1 : (int)(2048 + below(t, 1024));
+		return;
+	}
+	if (r == 1) {
+		tg->kind = T_NOTDRM;
+		tg->fd = t->ctx->null_fd;
+		return;
+	}
+	f = any_file(t);
+	if (!f) {
+		tg->kind = T_BADF;
+		tg->fd = -1;
+		return;
+	}
+	tg->kind = T_FILE;
+	tg->fd = f->fd;
+	tg->df = f->df;
+}
+
+/* A GEM handle: mostly one the file has, else anything. */
+static uint32_t pick_bo_handle(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct fuzz_dfile *df = tg->df;
+
+	if (df && df->nr_bos && !one_in(t, 4))
+		return df->bos[below(t, df->nr_bos)].handle;
+	switch (below(t, 4)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + below(t, 32);
+	default:
+		return rnd_u32(t);
+	}
+}
+
+static uint32_t pick_syncobj(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct fuzz_dfile *df = tg->df;
+
+	if (df && df->nr_syncobjs && !one_in(t, 4))
+		return df->syncobjs[below(t, df->nr_syncobjs)];
+	switch (below(t, 4)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + below(t, 32);
+	default:
+		return rnd_u32(t);
+	}
+}
+
+/* Close one remembered buffer so that a new one can be remembered. */
+static void make_room(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_gem_close c = { 0 };
+	struct fuzz_dfile *df = tg->df;
+	int ret;
+
+	if (tg->kind != T_FILE || df->nr_bos < NR_BOS)
+		return;
+	c.handle = df->bos[below(t, df->nr_bos)].handle;
+	snprintf(t->call, sizeof(t->call), "GEM_CLOSE(fd %d, handle %u)",
+		 tg->fd, c.handle);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GEM_CLOSE, &c);
+	account(t, tg, ret, 0);
+	if (!ret)
+		forget_bo(df, c.handle);
+}
+
+/* ---- trn ioctls: structure-aware, with models ---- */
+
+struct query_desc {
+	uint32_t id;
+	uint32_t min_size;	/* first version of the answer */
+	uint32_t size;		/* this header's version of it */
+};
+
+static const struct query_desc queries[] = {
+	{ DRM_TRN_QUERY_DEVICE_INFO, INFO_V1_SIZE,
+	  sizeof(struct drm_trn_device_info) },
+	{ DRM_TRN_QUERY_MEMORY, MEMORY_V1_SIZE,
+	  sizeof(struct drm_trn_memory_info) },
+};
+
+static const struct query_desc *find_query(uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(queries); i++)
+		if (queries[i].id == id)
+			return &queries[i];
+	return NULL;
+}
+
+static uint32_t pick_query_id(struct fuzz_thread *t)
+{
+	static const uint32_t bad[] = { 0, 3, 4, 0x100, 0x7fffffffu,
+					0xffffffffu };
+
+	switch (below(t, 8)) {
+	case 0:
+		return rnd32(t);
+	case 1:
+	case 2:
+		return bad[below(t, ARRAY_SIZE(bad))];
+	default:
+		return queries[below(t, ARRAY_SIZE(queries))].id;
+	}
+}
+
+static uint32_t pick_query_size(struct fuzz_thread *t,
+				const struct query_desc *qd)
+{
+	static const uint32_t sizes[] = { 0, 1, 4096, 0xffffffffu };
+	uint32_t min = qd ? qd->min_size : INFO_V1_SIZE;
+
+	switch (below(t, 6)) {
+	case 0:
+		return below(t, 128);
+	case 1:
+		return rnd_u32(t);
+	case 2:
+		return sizes[below(t, ARRAY_SIZE(sizes))];
+	default:
+		return min - 1 + below(t, 3);
+	}
+}
+
+/* The answer DRM_IOCTL_TRN_QUERY must give (uapi.md). */
+static int query_model(const struct drm_trn_query *q,
+		       const struct fuzz_ptr *data)
+{
+	const struct query_desc *qd = find_query(q->query);
+
+	if (q->flags || q->pad || !qd)
+		return -EINVAL;
+	if (!q->size)
+		return 0;
+	if (q->size < qd->min_size)
+		return -EINVAL;
+	return ptr_ok(data, q->size < qd->size ? q->size : qd->size) ?
+	       0 : -EFAULT;
+}
+
+/* What a file's own buffers add up to, as DRM_TRN_QUERY_MEMORY counts. */
+static void file_charges(const struct fuzz_dfile *df, uint64_t *bos,
+			 uint64_t *hbm, uint64_t *pinned)
+{
+	unsigned int i;
+
+	*bos = *hbm = *pinned = 0;
+	for (i = 0; i < df->nr_bos; i++) {
+		const struct fuzz_bo *bo = &df->bos[i];
+
+		if (!bo->created)
+			continue;
+		(*bos)++;
+		if (bo->placement == DRM_TRN_PLACEMENT_HBM)
+			*hbm += bo->size;
+		else
+			*pinned += bo->size;
+	}
+}
+
+static void check_answer(struct fuzz_thread *t, const struct target *tg,
+			 uint32_t id, const void *answer)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	struct drm_trn_device_info info;
+	struct drm_trn_memory_info mem;
+	uint64_t bos, hbm, pinned;
+
+	if (id == DRM_TRN_QUERY_DEVICE_INFO) {
+		memcpy(&info, answer, sizeof(info));
+		if (tg->df->stable) {
+			if (memcmp(&info, ref, sizeof(info)))
+				fail(t, 0, "device info differs from the reference");
+		} else if (info.device_id < TRN_FUZZ_CHURN_FIRST ||
+			   info.device_id > TRN_FUZZ_CHURN_LAST ||
+			   info.generation != DRM_TRN_GEN_SIM) {
+			fail(t, 0, "churned device answered id %u gen %u",
+			     info.device_id, info.generation);
+		}
+		return;
+	}
+
+	memcpy(&mem, answer, sizeof(mem));
+	if (tg->df->stable && mem.hbm_total != ref->hbm_size)
+		fail(t, 0, "hbm_total %" PRIu64 ", device has %" PRIu64,
+		     (uint64_t)mem.hbm_total, (uint64_t)ref->hbm_size);
+	if (mem.hbm_used > mem.hbm_total || mem.ctx_hbm > mem.hbm_used ||
+	    mem.ctx_pinned > mem.host_pinned || !mem.max_ctx_bos)
+		fail(t, 0, "memory info inconsistent: used %" PRIu64 "/%" PRIu64
+		     " ctx %" PRIu64 " pinned %" PRIu64 "/%" PRIu64,
+		     (uint64_t)mem.hbm_used, (uint64_t)mem.hbm_total,
+		     (uint64_t)mem.ctx_hbm, (uint64_t)mem.ctx_pinned,
+		     (uint64_t)mem.host_pinned);
+	if (!tg->df->exact)
+		return;
+	file_charges(tg->df, &bos, &hbm, &pinned);
+	if (mem.ctx_bos != bos || mem.ctx_hbm != hbm ||
+	    mem.ctx_pinned != pinned)
+		fail(t, 0, "context charges %" PRIu64 "/%" PRIu64 "/%" PRIu64
+		     ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+		     (uint64_t)mem.ctx_bos, (uint64_t)mem.ctx_hbm,
+		     (uint64_t)mem.ctx_pinned, bos, hbm, pinned);
+}
+
+static void gen_query(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct query_desc *qd;
+	struct drm_trn_query q = { 0 }, before, *uq;
+	struct fuzz_ptr data = ptr_valid(t, 0);
+	unsigned int i, n = below(t, 4);
+	enum arg_kind kind;
+	int ret, model;
+
+	q.query = queries[below(t, ARRAY_SIZE(queries))].id;
+	qd = find_query(q.query);
+	q.size = qd->size;
+	for (i = 0; i < n; i++) {
+		switch (below(t, 5)) {
+		case 0:
+			q.query = pick_query_id(t);
+			break;
+		case 1:
+			q.size = pick_query_size(t, find_query(q.query));
+			break;
+		case 2:
+			q.flags = rnd_bits(t);
+			break;
+		case 3:
+			q.pad = rnd_bits(t);
+			break;
+		default:
+			data = pick_ptr(t, 0);
+			break;
+		}
+	}
+	q.data = data.addr;
+	uq = place_arg(t, &q, sizeof(q), &kind);
+	before = q;
+	/* The read-only argument holds a valid DEVICE_INFO query. */
+	model = kind == A_RO ? -EFAULT : arg_model(kind, query_model(&q, &data));
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUERY(fd %d, %s, query %#x size %u flags %#x pad %#x data %s %#" PRIx64 ")",
+		 tg->fd, arg_kind_names[kind], q.query, q.size, q.flags,
+		 q.pad, data.name, (uint64_t)q.data);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUERY, uq);
+	if (!account(t, tg, ret, model) || tg->kind != T_FILE ||
+	    kind != A_NORMAL)
+		return;
+
+	if (ret) {
+		/* A failed call leaves the structure alone. */
+		if (memcmp(uq, &before, sizeof(before)))
+			fail(t, 0, "failed query modified its argument");
+		return;
+	}
+	qd = find_query(before.query);
+	if (!qd)
+		return;
+	if (uq->size != (before.size && before.size < qd->size ?
+			 before.size : qd->size))
+		fail(t, 0, "query answered size %u", uq->size);
+	else if (before.size && ptr_ok(&data, qd->size))
+		check_answer(t, tg, before.query,
+			     (const void *)(uintptr_t)data.addr);
+}
+
+static uint64_t pick_bo_size(struct fuzz_thread *t, uint32_t placement)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	uint64_t ps = t->ctx->page_size;
+	bool hbm = placement != DRM_TRN_PLACEMENT_HOST;
+
+	switch (below(t, 16)) {
+	case 0:
+		return 0;
+	case 1:
+		return ref->va_size / 2 + 1 + below(t, 1u << 20);
+	case 2:
+		return one_in(t, 2) ? UINT64_MAX : 1ull << 63;
+	case 3:
+		/* More than the device has: E2BIG for device memory. */
+		return hbm ? ref->hbm_size + ps * below(t, 4) + 1 : MAX_HOST_BO;
+	case 4:
+		return hbm ? ref->hbm_size / (1 + below(t, 8)) : MAX_HOST_BO;
+	case 5:
+		return hbm ? 2u << 20 : ps * (1 + below(t, MAX_HOST_BO / ps));
+	case 6:
+		return ps * (1 + below(t, 16));
+	default:
+		return 1 + below(t, 65536);
+	}
+}
+
+static uint64_t pick_alignment(struct fuzz_thread *t)
+{
+	switch (below(t, 12)) {
+	case 0:
+		return 1ull << below(t, 31);	/* valid: up to 1 GiB */
+	case 1:
+		return 1ull << (31 + below(t, 33));	/* too big */
+	case 2:
+		return 3ull << below(t, 20);	/* not a power of two */
+	case 3:
+		return rnd64(t);
+	case 4:
+		return t->ctx->page_size << below(t, 10);
+	default:
+		return 0;
+	}
+}
+
+static uint32_t pick_placement(struct fuzz_thread *t)
+{
+	switch (below(t, 10)) {
+	case 0:
+		return rnd_u32(t);
+	case 1:
+		return below(t, 6);	/* USERPTR and IMPORTED are refused */
+	case 2:
+	case 3:
+	case 4:
+	case 5:
+		return DRM_TRN_PLACEMENT_HOST;
+	default:
+		return DRM_TRN_PLACEMENT_HBM;
+	}
+}
+
+static bool is_pow2(uint64_t v)
+{
+	return v && !(v & (v - 1));
+}
+
+/* The answer DRM_IOCTL_TRN_BO_CREATE must give (uapi.md, memory.md). */
+static int bo_create_model(const struct target *tg,
+			   const struct drm_trn_bo_create *c, uint64_t ps)
+{
+	const uint32_t known = DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY;
+	bool hbm = c->placement == DRM_TRN_PLACEMENT_HBM;
+
+	if (c->pad || c->flags & ~known)
+		return -EINVAL;
+	if (!hbm && c->placement != DRM_TRN_PLACEMENT_HOST)
+		return -EINVAL;
+	if (hbm && c->flags & DRM_TRN_BO_HOST_WC)
+		return -EINVAL;
+	if (c->alignment && (!is_pow2(c->alignment) ||
+			     c->alignment > DRM_TRN_BO_MAX_ALIGNMENT))
+		return -EINVAL;
+	if (!c->size)
+		return -EINVAL;
+	if (tg->kind != T_FILE || !tg->df->stable)
+		return MODEL_ANY;	/* the rest depends on the device */
+	return MODEL_RESOURCE;
+}
+
+static uint64_t bo_alignment(uint64_t size, uint64_t align, uint64_t ps)
+{
+	if (!align)
+		align = size >= (2u << 20) ? 2u << 20 : ps;
+	return align > ps ? align : ps;
+}
+
+/* A new buffer's handle and address are sane; remember it. */
+static void new_bo(struct fuzz_thread *t, const struct target *tg,
+		   uint32_t handle, uint64_t va, uint64_t size,
+		   uint64_t align, uint32_t placement, uint32_t flags)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	struct fuzz_dfile *df = tg->df;
+	struct fuzz_bo *bo;
+
+	if (df->exact && find_bo(df, handle))
+		fail(t, 0, "new buffer got handle %u, which is in use", handle);
+	if (!handle || va < ref->va_start ||
+	    va + size > ref->va_start + ref->va_size || va % align)
+		fail(t, 0, "new buffer: handle %u va %#" PRIx64 " (align %#"
+		     PRIx64 ")", handle, va, align);
+	bo = track_bo(df, handle);
+	if (!bo)
+		return;
+	bo->placement = placement;
+	bo->flags = flags;
+	bo->created = true;
+	bo->size = size;
+	bo->va = va;
+}
+
+static void gen_bo_create(struct fuzz_thread *t, const struct target *tg)
+{
+	uint64_t ps = t->ctx->page_size, size;
+	struct drm_trn_bo_create c, *uc;
+	unsigned int i, n = below(t, 3);
+	enum arg_kind kind;
+	int ret, model;
+
+	memset(&c, 0, sizeof(c));
+	c.placement = one_in(t, 2) ? DRM_TRN_PLACEMENT_HBM :
+				     DRM_TRN_PLACEMENT_HOST;
+	c.size = pick_bo_size(t, c.placement);
+	if (one_in(t, 6))
+		c.flags = c.placement == DRM_TRN_PLACEMENT_HOST && one_in(t, 2) ?
+			  DRM_TRN_BO_HOST_WC : DRM_TRN_BO_DEVICE_READ_ONLY;
+	/* Output fields are ignored on input. */
+	c.handle = rnd32(t);
+	c.va = rnd64(t);
+	for (i = 0; i < n; i++) {
+		switch (below(t, 5)) {
+		case 0:
+			c.placement = pick_placement(t);
+			break;
+		case 1:
+			c.alignment = pick_alignment(t);
+			break;
+		case 2:
+			c.flags = rnd_bits(t);
+			break;
+		case 3:
+			c.pad = rnd_bits(t);
+			break;
+		default:
+			c.size = pick_bo_size(t, c.placement);
+			break;
+		}
+	}
+	/* Never a host buffer that could exhaust the guest's memory. */
+	if (c.placement == DRM_TRN_PLACEMENT_HOST && c.size > MAX_HOST_BO &&
+	    c.size <= t->ctx->ref.va_size / 2)
+		c.size = MAX_HOST_BO;
+
+	make_room(t, tg);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	model = arg_model(kind, bo_create_model(tg, &c, ps));
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_BO_CREATE(fd %d, %s, size %#" PRIx64 " align %#" PRIx64
+		 " placement %u flags %#x pad %#x)",
+		 tg->fd, arg_kind_names[kind], (uint64_t)c.size,
+		 (uint64_t)c.alignment, c.placement, c.flags, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_CREATE, uc);
+	/* Size beyond what the stable device can hold, whatever else. */
+	if (model == MODEL_RESOURCE &&
+	    (c.size > t->ctx->ref.va_size / 2 ||
+	     (c.placement == DRM_TRN_PLACEMENT_HBM &&
+	      ((c.size + ps - 1) & ~(ps - 1)) > t->ctx->ref.hbm_size)))
+		model = -E2BIG;
+	account(t, tg, ret, model);
+	if (tg->kind != T_FILE)
+		return;
+	if (kind == A_RO)
+		tg->df->exact = false;	/* made, maybe, but not reported */
+	if (ret || kind != A_NORMAL)
+		return;
+	size = (c.size + ps - 1) & ~(ps - 1);
+	new_bo(t, tg, uc->handle, uc->va, size,
+	       bo_alignment(size, c.alignment, ps), c.placement, c.flags);
+}
+
+static void gen_bo_info(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	struct drm_trn_bo_info c, *uc;
+	enum arg_kind kind;
+	struct fuzz_bo *bo;
+	bool mappable;
+	int ret, model = MODEL_ANY;
+
+	memset(&c, 0, sizeof(c));
+	c.handle = pick_bo_handle(t, tg);
+	c.flags = one_in(t, 8) ? rnd_bits(t) : 0;
+	c.size = rnd64(t);
+	c.va = rnd64(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags)
+		model = -EINVAL;
+	else if (exact(tg, kind))
+		model = find_bo(tg->df, c.handle) ? 0 : -ENOENT;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_BO_INFO(fd %d, %s, handle %u flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.handle, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_INFO, uc);
+	account(t, tg, ret, model);
+	if (ret || kind != A_NORMAL || tg->kind != T_FILE)
+		return;
+	bo = find_bo(tg->df, c.handle);
+	if (!bo)
+		return;
+
+	if ((bo->size && uc->size != bo->size) || (bo->va && uc->va != bo->va) ||
+	    (bo->placement && uc->placement != bo->placement) ||
+	    (bo->created && uc->bo_flags != bo->flags))
+		fail(t, 0, "buffer %u: size %" PRIu64 " va %#" PRIx64
+		     " placement %u flags %#x, created as %" PRIu64 "/%#" PRIx64
+		     "/%u/%#x", c.handle, (uint64_t)uc->size,
+		     (uint64_t)uc->va, uc->placement, uc->bo_flags, bo->size,
+		     bo->va, bo->placement, bo->flags);
+	mappable = uc->placement == DRM_TRN_PLACEMENT_HOST ||
+		   (uc->placement == DRM_TRN_PLACEMENT_HBM &&
+		    (!tg->df->stable ||
+		     ref->capabilities & DRM_TRN_CAP_HBM_CPU_VISIBLE));
+	if (mappable != !!uc->mmap_offset &&
+	    (tg->df->stable || !mappable))
+		fail(t, 0, "buffer %u (placement %u) has mmap offset %#" PRIx64,
+		     c.handle, uc->placement, (uint64_t)uc->mmap_offset);
+	bo->size = uc->size;
+	bo->va = uc->va;
+	bo->placement = uc->placement;
+	bo->mmap_offset = uc->mmap_offset;
+}
+
+/*
+ * The userptr range is in the thread's own region: UP_PAGES writable
+ * pages, then an inaccessible and a read-only one. Anything else is NULL,
+ * kernel or beyond the address space.
+ */
+static void gen_bo_userptr(struct fuzz_thread *t, const struct target *tg)
+{
+	uint64_t ps = t->ctx->page_size, up = (uintptr_t)t->up, end;
+	struct drm_trn_bo_userptr c, *uc;
+	unsigned int i, n = below(t, 3), first;
+	enum arg_kind kind;
+	int ret, model;
+
+	memset(&c, 0, sizeof(c));
+	first = below(t, UP_PAGES + 2);
+	c.addr = up + first * ps;
+	c.size = ps * (1 + below(t, UP_PAGES + 2 - first));
+	c.flags = one_in(t, 3) ? DRM_TRN_USERPTR_READ_ONLY : 0;
+	c.handle = rnd32(t);
+	c.va = rnd64(t);
+	for (i = 0; i < n; i++) {
+		switch (below(t, 6)) {
+		case 0:
+			c.addr += 1 + below(t, (uint32_t)ps - 1);
+			break;
+		case 1:
+			c.size += 1 + below(t, (uint32_t)ps - 1);
+			break;
+		case 2:
+			c.size = one_in(t, 2) ? 0 : -ps;
+			break;
+		case 3:
+			c.flags = rnd_bits(t);
+			break;
+		case 4:
+			c.size = 1ull << (40 + below(t, 10));
+			break;
+		default:
+			c.addr = one_in(t, 3) ? 0 :
+				 one_in(t, 2) ? KERNEL_ADDR : 1ull << 47;
+			break;
+		}
+	}
+
+	/*
+	 * uapi.md: EINVAL, then EFAULT, then what pins. Huge ranges beyond
+	 * the region fail the address check (EFAULT) or, with 5-level page
+	 * tables, the pinned-memory limit (EDQUOT).
+	 */
+	if (c.flags & ~DRM_TRN_USERPTR_READ_ONLY || !c.size || c.addr % ps ||
+	    c.size % ps || __builtin_add_overflow(c.addr, c.size, &end))
+		model = -EINVAL;
+	else if (c.addr < up || end > up + (UP_PAGES + 2) * ps)
+		model = c.size >= 1ull << 40 ? MODEL_ANY : -EFAULT;
+	else if (end > up + UP_PAGES * ps &&
+		 (c.addr < up + (UP_PAGES + 1) * ps ||
+		  !(c.flags & DRM_TRN_USERPTR_READ_ONLY)))
+		model = -EFAULT;	/* PROT_NONE, or read-only for writing */
+	else
+		model = MODEL_RESOURCE;
+
+	make_room(t, tg);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_BO_USERPTR(fd %d, %s, addr %#" PRIx64 " size %#" PRIx64
+		 " flags %#x)", tg->fd, arg_kind_names[kind],
+		 (uint64_t)c.addr, (uint64_t)c.size, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_USERPTR, uc);
+	account(t, tg, ret, model);
+	if (tg->kind != T_FILE)
+		return;
+	if (kind == A_RO)
+		tg->df->exact = false;
+	if (ret || kind != A_NORMAL)
+		return;
+	new_bo(t, tg, uc->handle, uc->va, c.size, bo_alignment(c.size, 0, ps),
+	       DRM_TRN_PLACEMENT_USERPTR,
+	       c.flags & DRM_TRN_USERPTR_READ_ONLY ?
+	       DRM_TRN_BO_DEVICE_READ_ONLY : 0);
+}
+
+/*
+ * The structure-aware generators of the driver's ioctls. A new ioctl gets
+ * an entry here and in driver_ioctls[] below; see Documentation/fuzzing.md.
+ */
+static const struct trn_ioctl_gen {
+	const char *name;
+	void (*gen)(struct fuzz_thread *t, const struct target *tg);
+	unsigned int weight;
+} trn_ioctl_gens[] = {
+	{ "TRN_QUERY", gen_query, 3 },
+	{ "TRN_BO_CREATE", gen_bo_create, 3 },
+	{ "TRN_BO_INFO", gen_bo_info, 2 },
+	{ "TRN_BO_USERPTR", gen_bo_userptr, 2 },
+};
+
+static void act_trn(struct fuzz_thread *t)
+{
+	unsigned int i, total = 0, pick;
+	struct target tg;
+
+	for (i = 0; i < ARRAY_SIZE(trn_ioctl_gens); i++)
+		total += trn_ioctl_gens[i].weight;
+	pick = below(t, total);
+	for (i = 0; i < ARRAY_SIZE(trn_ioctl_gens); i++) {
+		if (pick < trn_ioctl_gens[i].weight)
+			break;
+		pick -= trn_ioctl_gens[i].weight;
+	}
+	pick_target(t, &tg);
+	trn_ioctl_gens[i].gen(t, &tg);
+}
+
+/* ---- driver range: random numbers, directions, sizes, bytes ---- */
+
+/* Random bytes must not make a host buffer that eats the guest's memory. */
+static void sanitize_bo_create(struct fuzz_thread *t, unsigned char *arg)
+{
+	struct drm_trn_bo_create c;
+
+	memcpy(&c, arg, sizeof(c));
+	if (c.placement == DRM_TRN_PLACEMENT_HOST && c.size > MAX_HOST_BO &&
+	    c.size <= t->ctx->ref.va_size / 2)
+		c.size &= MAX_HOST_BO - 1;
+	memcpy(arg, &c, sizeof(c));
+}
+
+/*
+ * Every ioctl of the driver, in DRM_COMMAND_BASE order: its argument size,
+ * the offsets of user pointers in it (-1 ends the list; random bytes there
+ * are replaced by pointers the kernel may safely write through), whether
+ * it can create a handle, and a fix-up for values that would harm the
+ * guest rather than test the driver.
+ */
+static const struct trn_driver_ioctl {
+	unsigned int nr;
+	const char *name;
+	unsigned int size;
+	int ptr_off[2];
+	bool creates;
+	void (*sanitize)(struct fuzz_thread *t, unsigned char *arg);
+} driver_ioctls[] = {
+	{ DRM_TRN_QUERY, "TRN_QUERY", sizeof(struct drm_trn_query),
+	  { offsetof(struct drm_trn_query, data), -1 }, false, NULL },
+	{ DRM_TRN_BO_CREATE, "TRN_BO_CREATE", sizeof(struct drm_trn_bo_create),
+	  { -1, -1 }, true, sanitize_bo_create },
+	{ DRM_TRN_BO_INFO, "TRN_BO_INFO", sizeof(struct drm_trn_bo_info),
+	  { -1, -1 }, false, NULL },
+	{ DRM_TRN_BO_USERPTR, "TRN_BO_USERPTR",
+	  sizeof(struct drm_trn_bo_userptr),
+	  { offsetof(struct drm_trn_bo_userptr, addr), -1 }, true, NULL },
+};
+
+static void fill_random(struct fuzz_thread *t, unsigned char *p, size_t len)
+{
+	size_t i;
+	uint64_t v;
+
+	for (i = 0; i < len; i += sizeof(v)) {
+		switch (below(t, 4)) {
+		case 0:
+			v = 0;
+			break;
+		case 1:
+			v = rnd_u32(t);
+			break;
+		default:
+			v = rnd64(t);
+			break;
+		}
+		memcpy(p + i, &v, len - i < sizeof(v) ? len - i : sizeof(v));
+	}
+}
+
+static void act_driver(struct fuzz_thread *t)
+{
+	static const unsigned int sizes[] = { 0, 1, 8, 24, 48, 56, 64, 128,
+					      129, 4096 };
+	const struct trn_driver_ioctl *known = NULL;
+	unsigned int nr, type = DRM_IOCTL_BASE, dir, size, i, n_known;
+	enum arg_kind kind = A_NORMAL;
+	unsigned long cmd;
+	struct target tg;
+	struct fuzz_ptr p;
+	void *arg;
+	int ret, model = MODEL_ANY;
+
+	n_known = ARRAY_SIZE(driver_ioctls);
+	switch (below(t, 10)) {
+	case 0:
+		/* Not a DRM ioctl at all. */
+		do {
+			type = below(t, 256);
+		} while (type == DRM_IOCTL_BASE);
+		nr = below(t, 256);
+		break;
+	case 1:
+	case 2:
+	case 3:
+	case 4:
+		nr = DRM_COMMAND_BASE + below(t, n_known + 2);
+		break;
+	default:
+		nr = DRM_COMMAND_BASE +
+		     below(t, DRM_COMMAND_END - DRM_COMMAND_BASE);
+		break;
+	}
+	dir = below(t, 4);
+	if (one_in(t, 2))
+		size = sizes[below(t, ARRAY_SIZE(sizes))];
+	else
+		size = below(t, ARG_SIZE);
+
+	fill_random(t, t->arg, size);
+	fill_random(t, t->arg + ARG_SIZE - size / 2, size / 2);
+	if (type == DRM_IOCTL_BASE && nr - DRM_COMMAND_BASE < n_known)
+		known = &driver_ioctls[nr - DRM_COMMAND_BASE];
+	if (known) {
+		if (one_in(t, 2))
+			size = known->size;
+		fill_random(t, t->arg, known->size);
+		for (i = 0; i < ARRAY_SIZE(known->ptr_off) &&
+			    known->ptr_off[i] >= 0; i++) {
+			p = pick_ptr(t, 0);
+			memcpy(t->arg + known->ptr_off[i], &p.addr,
+			       sizeof(p.addr));
+		}
+		if (known->sanitize)
+			known->sanitize(t, t->arg);
+	}
+	cmd = _IOC(dir, type, nr, size);
+
+	arg = t->arg;
+	if (one_in(t, 10)) {
+		kind = (enum arg_kind)(1 + below(t, 4));
+		arg = kind == A_NULL ? NULL :
+		      kind == A_NONE ? (void *)t->ctx->none :
+		      kind == A_RO ? (void *)t->ctx->ro :
+		      (void *)(t->arg + ARG_SIZE - size / 2);
+	}
+
+	pick_target(t, &tg);
+	if (type != DRM_IOCTL_BASE)
+		model = -ENOTTY;
+	else if (nr - DRM_COMMAND_BASE >= n_known)
+		model = -EINVAL;
+	snprintf(t->call, sizeof(t->call),
+		 "ioctl(fd %d, _IOC(dir %u, type %#x, nr %#x, size %u) [%s], %s)",
+		 tg.fd, dir, type, nr, size, known ? known->name : "unknown",
+		 arg_kind_names[kind]);
+	ret = do_ioctl(tg.fd, cmd, arg);
+	/* A number the tables do not know answers: a new ioctl landed. */
+	if (model == -EINVAL && tg.kind == T_FILE && ret != -EINVAL &&
+	    !(ret == -ENODEV && !tg.df->stable)) {
+		t->st.calls++;
+		fail(t, ret < 0 ? -ret : 0,
+		     "driver ioctl nr %#x answers %s: add it to the fuzzer (driver_ioctls[], trn_ioctl_gens[])",
+		     nr, ret < 0 ? errname(-ret) : "0");
+		return;
+	}
+	account(t, &tg, ret, model);
+	/* A handle may exist that the engine was not told about. */
+	if (known && known->creates && tg.kind == T_FILE &&
+	    (!ret || kind == A_RO))
+		tg.df->exact = false;
+}
+
+/* ---- core DRM ioctls: a safe subset ---- */
+
+/*
+ * An array of @count handles for the kernel to read, in the thread's big
+ * buffer or at a bad address. Counts stay small: a huge count only makes
+ * the core allocate count * 8 bytes, which warns in the page allocator
+ * (a core DRM issue, see Documentation/fuzzing.md).
+ */
+static uint64_t handle_array(struct fuzz_thread *t, const struct target *tg,
+			     uint32_t count, const char **name)
+{
+	uint32_t *h = (uint32_t *)t->big, i;
+	struct fuzz_ptr p;
+
+	for (i = 0; i < count && i < BIG_SIZE / 8; i++)
+		h[i] = pick_syncobj(t, tg);
+	if (one_in(t, 8)) {
+		p = pick_ptr(t, 0);
+		*name = p.name;
+		return p.addr;
+	}
+	*name = "handles";
+	return (uintptr_t)h;
+}
+
+static uint32_t pick_count(struct fuzz_thread *t)
+{
+	switch (below(t, 8)) {
+	case 0:
+		return 0;
+	case 1:
+		return below(t, 1024);
+	default:
+		return 1 + below(t, 4);
+	}
+}
+
+/* Absolute CLOCK_MONOTONIC timeouts that never wait long. */
+static int64_t pick_timeout(struct fuzz_thread *t)
+{
+	struct timespec ts;
+	int64_t now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	switch (below(t, 4)) {
+	case 0:
+		return 0;
+	case 1:
+		return now - 1000;
+	case 2:
+		return -1 - (int64_t)below(t, 1000);
+	default:
+		return now + below(t, MAX_WAIT_NS);
+	}
+}
+
+static int pick_foreign_fd(struct fuzz_thread *t, const struct target *tg)
+{
+	switch (below(t, 6)) {
+	case 0:
+		return -1;
+	case 1:
+		return t->ctx->null_fd;
+	case 2:
+		return tg->fd;
+	case 3:
+		/* Whatever is there: never closed, only looked up. */
+		return (int)below(t, 64);
+	default:
+		return t->sync_fd;
+	}
+}
+
+static void core_version(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_version v, *uv;
+	struct fuzz_ptr name = pick_ptr(t, 0), date = pick_ptr(t, 1),
+			desc = pick_ptr(t, 2);
+	const size_t lens[] = { 0, 1, 3, 4, 64, 4096 };
+	struct fuzz_ctx *ctx = t->ctx;
+	enum arg_kind kind;
+	int ret, model = 0;
+
+	memset(&v, 0, sizeof(v));
+	v.name = (char *)(uintptr_t)name.addr;
+	v.date = (char *)(uintptr_t)date.addr;
+	v.desc = (char *)(uintptr_t)desc.addr;
+	v.name_len = one_in(t, 6) ? rnd64(t) : lens[below(t, ARRAY_SIZE(lens))];
+	v.date_len = one_in(t, 6) ? rnd64(t) : lens[below(t, ARRAY_SIZE(lens))];
+	v.desc_len = one_in(t, 6) ? rnd64(t) : lens[below(t, ARRAY_SIZE(lens))];
+	uv = place_arg(t, &v, sizeof(v), &kind);
+
+	/* drm_copy_field(): min(len, strlen) bytes, none to a NULL buffer. */
+#define COPY_FAULTS(p, len, ref) \
+	((p).addr && ((len) < (ref) ? (len) : (ref)) && \
+	 !ptr_ok(&(p), (len) < (ref) ? (len) : (ref)))
+	if (kind != A_NORMAL)
+		model = kind == A_RO ? MODEL_ANY : -EFAULT;
+	else if (COPY_FAULTS(name, v.name_len, ctx->ref_name_len) ||
+		 COPY_FAULTS(date, v.date_len, ctx->ref_date_len) ||
+		 COPY_FAULTS(desc, v.desc_len, ctx->ref_desc_len))
+		model = -EFAULT;
+#undef COPY_FAULTS
+	snprintf(t->call, sizeof(t->call),
+		 "VERSION(fd %d, %s, name %s/%zu date %s/%zu desc %s/%zu)",
+		 tg->fd, arg_kind_names[kind], name.name, v.name_len,
+		 date.name, v.date_len, desc.name, v.desc_len);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_VERSION, uv);
+	if (!account(t, tg, ret, tg->df && tg->df->stable ? model : MODEL_ANY) ||
+	    ret || tg->kind != T_FILE || kind != A_NORMAL)
+		return;
+	if (uv->name_len != ctx->ref_name_len ||
+	    uv->desc_len != ctx->ref_desc_len)
+		fail(t, 0, "version lengths %zu/%zu", uv->name_len,
+		     uv->desc_len);
+	/* Straddling pointers all end at the same guard page: may overlap. */
+	else if (ptr_ok(&name, 3) && v.name_len >= 3 &&
+		 strcmp(name.name, "guard-straddle") &&
+		 memcmp((void *)(uintptr_t)name.addr, "trn", 3))
+		fail(t, 0, "driver name is not trn");
+}
+
+static void core_get_cap(struct fuzz_thread *t, const struct target *tg)
+{
+	static const uint64_t caps[] = {
+		DRM_CAP_SYNCOBJ, DRM_CAP_SYNCOBJ_TIMELINE, DRM_CAP_PRIME,
+		DRM_CAP_TIMESTAMP_MONOTONIC, DRM_CAP_DUMB_BUFFER, 0, 0x15,
+	};
+	struct drm_get_cap c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.capability = one_in(t, 4) ? rnd_u32(t) :
+		       caps[below(t, ARRAY_SIZE(caps))];
+	c.value = rnd64(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "GET_CAP(fd %d, %s, cap %#" PRIx64 ")", tg->fd,
+		 arg_kind_names[kind], (uint64_t)c.capability);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GET_CAP, uc);
+	account(t, tg, ret, MODEL_ANY);
+	/* The driver's own features. */
+	if (!ret && kind == A_NORMAL && tg->kind == T_FILE &&
+	    (c.capability == DRM_CAP_SYNCOBJ ||
+	     c.capability == DRM_CAP_SYNCOBJ_TIMELINE) && uc->value != 1)
+		fail(t, 0, "cap %#" PRIx64 " is %" PRIu64,
+		     (uint64_t)c.capability, (uint64_t)uc->value);
+}
+
+static void core_set_client_cap(struct fuzz_thread *t,
+				const struct target *tg)
+{
+	struct drm_set_client_cap c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.capability = one_in(t, 4) ? rnd_u32(t) : below(t, 8);
+	c.value = one_in(t, 4) ? rnd64(t) : below(t, 3);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SET_CLIENT_CAP(fd %d, %s, cap %#" PRIx64 " value %#" PRIx64 ")",
+		 tg->fd, arg_kind_names[kind], (uint64_t)c.capability,
+		 (uint64_t)c.value);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SET_CLIENT_CAP, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+static void core_gem_close(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_gem_close c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+
+	c.handle = pick_bo_handle(t, tg);
+	c.pad = one_in(t, 4) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (exact(tg, kind))
+		model = find_bo(tg->df, c.handle) ? 0 : -EINVAL;
+	snprintf(t->call, sizeof(t->call),
+		 "GEM_CLOSE(fd %d, %s, handle %u pad %#x)", tg->fd,
+		 arg_kind_names[kind], c.handle, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GEM_CLOSE, uc);
+	account(t, tg, ret, arg_model(kind, model));
+	/* GEM_CLOSE only reads its argument: the read-only one closes too. */
+	if (!ret && tg->kind == T_FILE)
+		forget_bo(tg->df, kind == A_RO ? RO_HANDLE : c.handle);
+}
+
+static void core_gem_flink(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_gem_flink c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.handle = pick_bo_handle(t, tg);
+	c.name = rnd_u32(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call), "GEM_FLINK(fd %d, %s, handle %u)",
+		 tg->fd, arg_kind_names[kind], c.handle);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GEM_FLINK, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+/* memory.md: host buffers are exported, device and user memory are not. */
+static void core_prime_handle_to_fd(struct fuzz_thread *t,
+				    const struct target *tg)
+{
+	static const uint32_t flags[] = { 0, DRM_CLOEXEC, DRM_RDWR,
+					  DRM_CLOEXEC | DRM_RDWR };
+	struct drm_prime_handle c = { 0 }, *uc;
+	const struct fuzz_bo *bo;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+
+	c.handle = pick_bo_handle(t, tg);
+	c.flags = one_in(t, 6) ? rnd_bits(t) : flags[below(t, 4)];
+	c.fd = -1;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	bo = tg->kind == T_FILE ? find_bo(tg->df, c.handle) : NULL;
+	if (c.flags & ~(DRM_CLOEXEC | DRM_RDWR))
+		model = -EINVAL;
+	else if (bo && bo->placement == DRM_TRN_PLACEMENT_HOST)
+		model = MODEL_RESOURCE;
+	else if (bo && (bo->placement == DRM_TRN_PLACEMENT_HBM ||
+			bo->placement == DRM_TRN_PLACEMENT_USERPTR))
+		model = -EOPNOTSUPP;
+	else if (!bo && exact(tg, kind))
+		model = -ENOENT;
+	snprintf(t->call, sizeof(t->call),
+		 "PRIME_HANDLE_TO_FD(fd %d, %s, handle %u flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.handle, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, uc);
+	account(t, tg, ret, arg_model(kind, model));
+	if (ret || kind != A_NORMAL || uc->fd < 0)
+		return;
+	/* Keep the newest export for imports. */
+	if (t->dmabuf_fd >= 0)
+		close(t->dmabuf_fd);
+	t->dmabuf_fd = uc->fd;
+}
+
+static void core_prime_fd_to_handle(struct fuzz_thread *t,
+				    const struct target *tg)
+{
+	struct drm_prime_handle c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	make_room(t, tg);
+	c.fd = one_in(t, 2) ? t->dmabuf_fd : pick_foreign_fd(t, tg);
+	c.flags = one_in(t, 4) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "PRIME_FD_TO_HANDLE(fd %d, %s, fd %d flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.fd, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, uc);
+	account(t, tg, ret, MODEL_ANY);
+	if (tg->kind != T_FILE)
+		return;
+	if (kind == A_RO)
+		tg->df->exact = false;
+	if (!ret && kind == A_NORMAL)
+		track_bo(tg->df, uc->handle);
+}
+
+static void core_syncobj_create(struct fuzz_thread *t,
+				const struct target *tg)
+{
+	struct drm_syncobj_create c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.flags = one_in(t, 4) ? rnd_bits(t) :
+		  (one_in(t, 2) ? DRM_SYNCOBJ_CREATE_SIGNALED : 0);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_CREATE(fd %d, %s, flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_CREATE, uc);
+	account(t, tg, ret, MODEL_ANY);
+	if (!ret && kind == A_NORMAL && tg->kind == T_FILE)
+		remember_syncobj(tg->df, uc->handle);
+}
+
+static void core_syncobj_destroy(struct fuzz_thread *t,
+				 const struct target *tg)
+{
+	struct drm_syncobj_destroy c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.handle = pick_syncobj(t, tg);
+	c.pad = one_in(t, 6) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_DESTROY(fd %d, %s, handle %u pad %#x)", tg->fd,
+		 arg_kind_names[kind], c.handle, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_DESTROY, uc);
+	account(t, tg, ret,
+		kind == A_NORMAL && c.pad ? -EINVAL : MODEL_ANY);
+	if (!ret && kind == A_NORMAL && tg->kind == T_FILE)
+		forget_syncobj(tg->df, c.handle);
+}
+
+static uint32_t pick_wait_flags(struct fuzz_thread *t)
+{
+	uint32_t f = below(t, 16);	/* ALL, FOR_SUBMIT, AVAILABLE, DEADLINE */
+
+	return one_in(t, 8) ? f | rnd_bits(t) : f;
+}
+
+static void core_syncobj_wait(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_syncobj_wait c, *uc;
+	const char *hname;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.count_handles = pick_count(t);
+	c.handles = handle_array(t, tg, c.count_handles, &hname);
+	c.timeout_nsec = pick_timeout(t);
+	c.flags = pick_wait_flags(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_WAIT(fd %d, %s, %u %s flags %#x timeout %" PRId64 ")",
+		 tg->fd, arg_kind_names[kind], c.count_handles, hname, c.flags,
+		 (int64_t)c.timeout_nsec);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_WAIT, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+static uint64_t point_array(struct fuzz_thread *t, uint32_t count,
+			    const char **name)
+{
+	uint64_t *pts = (uint64_t *)(t->big + BIG_SIZE / 2), i;
+	struct fuzz_ptr p;
+
+	for (i = 0; i < count && i < BIG_SIZE / 16; i++)
+		pts[i] = one_in(t, 2) ? below(t, 8) : rnd64(t);
+	if (one_in(t, 8)) {
+		p = pick_ptr(t, 0);
+		*name = p.name;
+		return p.addr;
+	}
+	*name = "points";
+	return (uintptr_t)pts;
+}
+
+static void core_syncobj_timeline_wait(struct fuzz_thread *t,
+				       const struct target *tg)
+{
+	struct drm_syncobj_timeline_wait c, *uc;
+	const char *hname, *pname;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.count_handles = pick_count(t);
+	c.handles = handle_array(t, tg, c.count_handles, &hname);
+	c.points = point_array(t, c.count_handles, &pname);
+	c.timeout_nsec = pick_timeout(t);
+	c.flags = pick_wait_flags(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_TIMELINE_WAIT(fd %d, %s, %u %s %s flags %#x timeout %" PRId64 ")",
+		 tg->fd, arg_kind_names[kind], c.count_handles, hname, pname,
+		 c.flags, (int64_t)c.timeout_nsec);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+/* RESET and SIGNAL share struct drm_syncobj_array. */
+static void core_syncobj_array(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_syncobj_array c, *uc;
+	bool reset = one_in(t, 2);
+	const char *hname;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.count_handles = pick_count(t);
+	c.handles = handle_array(t, tg, c.count_handles, &hname);
+	c.pad = one_in(t, 6) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_%s(fd %d, %s, %u %s pad %#x)",
+		 reset ? "RESET" : "SIGNAL", tg->fd, arg_kind_names[kind],
+		 c.count_handles, hname, c.pad);
+	ret = do_ioctl(tg->fd, reset ? DRM_IOCTL_SYNCOBJ_RESET :
+				      DRM_IOCTL_SYNCOBJ_SIGNAL, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+/* TIMELINE_SIGNAL and QUERY share struct drm_syncobj_timeline_array. */
+static void core_syncobj_timeline_array(struct fuzz_thread *t,
+					const struct target *tg)
+{
+	struct drm_syncobj_timeline_array c, *uc;
+	bool query = one_in(t, 2);
+	const char *hname, *pname;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.count_handles = pick_count(t);
+	c.handles = handle_array(t, tg, c.count_handles, &hname);
+	c.points = point_array(t, c.count_handles, &pname);
+	c.flags = one_in(t, 6) ? rnd_bits(t) : below(t, 2);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_%s(fd %d, %s, %u %s %s flags %#x)",
+		 query ? "QUERY" : "TIMELINE_SIGNAL", tg->fd,
+		 arg_kind_names[kind], c.count_handles, hname, pname, c.flags);
+	ret = do_ioctl(tg->fd, query ? DRM_IOCTL_SYNCOBJ_QUERY :
+				      DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+static void core_syncobj_transfer(struct fuzz_thread *t,
+				  const struct target *tg)
+{
+	struct drm_syncobj_transfer c, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.src_handle = pick_syncobj(t, tg);
+	c.dst_handle = pick_syncobj(t, tg);
+	c.src_point = one_in(t, 2) ? below(t, 4) : rnd64(t);
+	c.dst_point = one_in(t, 2) ? below(t, 4) : rnd64(t);
+	/*
+	 * WAIT_FOR_SUBMIT makes the core wait 5 s (a constant) for a fence
+	 * that nothing will ever submit here: left out.
+	 */
+	c.flags = (one_in(t, 6) ? rnd_bits(t) : below(t, 4)) &
+		  ~DRM_SYNCOBJ_WAIT_FLAGS_WAIT_FOR_SUBMIT;
+	c.pad = one_in(t, 6) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_TRANSFER(fd %d, %s, %u:%" PRIu64 " -> %u:%" PRIu64 " flags %#x pad %#x)",
+		 tg->fd, arg_kind_names[kind], c.src_handle,
+		 (uint64_t)c.src_point, c.dst_handle, (uint64_t)c.dst_point,
+		 c.flags, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_TRANSFER, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+static void core_syncobj_handle_to_fd(struct fuzz_thread *t,
+				      const struct target *tg)
+{
+	struct drm_syncobj_handle c, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.handle = pick_syncobj(t, tg);
+	c.flags = one_in(t, 6) ? rnd_bits(t) : below(t, 2);
+	c.fd = -1;
+	c.pad = one_in(t, 6) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_HANDLE_TO_FD(fd %d, %s, handle %u flags %#x pad %#x)",
+		 tg->fd, arg_kind_names[kind], c.handle, c.flags, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, uc);
+	account(t, tg, ret, MODEL_ANY);
+	if (ret || kind != A_NORMAL || uc->fd < 0)
+		return;
+	/* Keep the newest export for FD_TO_HANDLE. */
+	if (t->sync_fd >= 0)
+		close(t->sync_fd);
+	t->sync_fd = uc->fd;
+}
+
+static void core_syncobj_fd_to_handle(struct fuzz_thread *t,
+				      const struct target *tg)
+{
+	struct drm_syncobj_handle c, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	memset(&c, 0, sizeof(c));
+	c.fd = pick_foreign_fd(t, tg);
+	c.flags = one_in(t, 6) ? rnd_bits(t) : below(t, 2);
+	/* With IMPORT_SYNC_FILE, handle names the syncobj to import into. */
+	c.handle = c.flags ? pick_syncobj(t, tg) : 0;
+	c.pad = one_in(t, 6) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_FD_TO_HANDLE(fd %d, %s, fd %d flags %#x handle %u pad %#x)",
+		 tg->fd, arg_kind_names[kind], c.fd, c.flags, c.handle, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, uc);
+	account(t, tg, ret, MODEL_ANY);
+	if (!ret && kind == A_NORMAL && !c.flags && tg->kind == T_FILE)
+		remember_syncobj(tg->df, uc->handle);
+}
+
+/*
+ * GET_UNIQUE and GET_MAGIC dereference the NULL master of an accel file in
+ * the DRM core (6.12 to 7.3: an oops, with dev->master_mutex left held).
+ * trn refuses both with EOPNOTSUPP before the core sees them; the fuzzer
+ * keeps calling them so that the refusal stays in place.
+ */
+static void core_get_unique(struct fuzz_thread *t, const struct target *tg)
+{
+	struct fuzz_ptr p = pick_ptr(t, 0);
+	struct drm_unique c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	c.unique_len = one_in(t, 4) ? rnd64(t) : below(t, 64);
+	c.unique = (char *)(uintptr_t)p.addr;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call),
+		 "GET_UNIQUE(fd %d, %s, %s/%zu)", tg->fd, arg_kind_names[kind],
+		 p.name, c.unique_len);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GET_UNIQUE, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+static void core_get_magic(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_auth c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret;
+
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	snprintf(t->call, sizeof(t->call), "GET_MAGIC(fd %d, %s)", tg->fd,
+		 arg_kind_names[kind]);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_GET_MAGIC, uc);
+	account(t, tg, ret, MODEL_ANY);
+}
+
+/*
+ * Left out on purpose: the master and authentication ioctls, mode setting
+ * and the legacy ioctls, which mean nothing on an accel node.
+ */
+static const struct core_gen {
+	const char *name;
+	void (*gen)(struct fuzz_thread *t, const struct target *tg);
+	bool known_bug;		/* only with --known-bugs */
+} core_gens[] = {
+	{ "VERSION", core_version, false },
+	{ "GET_CAP", core_get_cap, false },
+	{ "SET_CLIENT_CAP", core_set_client_cap, false },
+	{ "GEM_CLOSE", core_gem_close, false },
+	{ "GEM_FLINK", core_gem_flink, false },
+	{ "PRIME_HANDLE_TO_FD", core_prime_handle_to_fd, false },
+	{ "PRIME_FD_TO_HANDLE", core_prime_fd_to_handle, false },
+	{ "SYNCOBJ_CREATE", core_syncobj_create, false },
+	{ "SYNCOBJ_CREATE", core_syncobj_create, false },
+	{ "SYNCOBJ_DESTROY", core_syncobj_destroy, false },
+	{ "SYNCOBJ_WAIT", core_syncobj_wait, false },
+	{ "SYNCOBJ_TIMELINE_WAIT", core_syncobj_timeline_wait, false },
+	{ "SYNCOBJ_RESET/SIGNAL", core_syncobj_array, false },
+	{ "SYNCOBJ_TIMELINE_SIGNAL/QUERY", core_syncobj_timeline_array, false },
+	{ "SYNCOBJ_TRANSFER", core_syncobj_transfer, false },
+	{ "SYNCOBJ_HANDLE_TO_FD", core_syncobj_handle_to_fd, false },
+	{ "SYNCOBJ_FD_TO_HANDLE", core_syncobj_fd_to_handle, false },
+	{ "GET_UNIQUE", core_get_unique, false },
+	{ "GET_MAGIC", core_get_magic, false },
+};
+
+static void act_core(struct fuzz_thread *t)
+{
+	unsigned int i, n = ARRAY_SIZE(core_gens);
+	struct target tg;
+
+	/* The known-bug generators are last. */
+	if (!t->ctx->opts->known_bugs)
+		while (n && core_gens[n - 1].known_bug)
+			n--;
+	i = below(t, n);
+	pick_target(t, &tg);
+	core_gens[i].gen(t, &tg);
+}
+
+/* ---- files ---- */
+
+static void files_open(struct fuzz_thread *t)
+{
+	struct fuzz_file *f = free_slot(t);
+
+	if (!f) {
+		f = &t->files[below(t, NR_FILES)];
+		snprintf(t->call, sizeof(t->call), "close(%d)", f->fd);
+		close_file(t, f);
+	}
+	open_file(t, f, true);
+}
+
+static void files_dup(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	struct fuzz_file *d = free_slot(t);
+	int fd;
+
+	if (!d)
+		return;
+	snprintf(t->call, sizeof(t->call), "dup(%d)", f->fd);
+	fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	account(t, NULL, fd < 0 ? -errno : 0, 0);
+	if (fd < 0)
+		return;
+	d->fd = fd;
+	d->df = f->df;
+	f->df->refs++;
+}
+
+static void files_fdinfo(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	char path[64], buf[2048];
+	int ret;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", f->fd);
+	snprintf(t->call, sizeof(t->call), "read(%s)", path);
+	ret = read_file(path, buf, sizeof(buf));
+	if (!account(t, NULL, ret < 0 ? ret : 0, 0) || ret < 0)
+		return;
+	if (f->df->stable && !strstr(buf, "drm-driver:\ttrn"))
+		fail(t, 0, "fdinfo lacks drm-driver: trn");
+}
+
+static void files_poll(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	struct pollfd pfd = { .fd = f->fd, .events = POLLIN | POLLOUT };
+	int ret;
+
+	snprintf(t->call, sizeof(t->call), "poll(%d, 0)", f->fd);
+	ret = poll(&pfd, 1, 0);
+	account(t, NULL, ret < 0 ? -errno : 0, 0);
+}
+
+/* mmap() at offsets that mostly belong to no buffer. */
+static void files_mmap_random(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	static const int prots[] = { PROT_READ, PROT_READ | PROT_WRITE,
+				     PROT_WRITE, PROT_NONE };
+	size_t ps = t->ctx->page_size, len = ps * (1 + below(t, 4));
+	int prot = prots[below(t, 4)];
+	int flags = one_in(t, 4) ? MAP_PRIVATE : MAP_SHARED;
+	uint64_t off;
+	void *p;
+	int ret;
+
+	switch (below(t, 4)) {
+	case 0:
+		off = 0;
+		break;
+	case 1:
+		off = (uint64_t)ps * below(t, 64);
+		break;
+	case 2:
+		/* Where DRM puts GEM mmap offsets. */
+		off = (0x100000000ull + below(t, 64)) * ps;
+		break;
+	default:
+		off = (rnd64(t) & 0x7fffffffffffull) & ~(uint64_t)(ps - 1);
+		break;
+	}
+	snprintf(t->call, sizeof(t->call),
+		 "mmap(fd %d, len %zu, prot %#x, flags %#x, off %#" PRIx64 ")",
+		 f->fd, len, prot, flags, off);
+	p = mmap(NULL, len, prot, flags, f->fd, (off_t)off);
+	ret = p == MAP_FAILED ? -errno : 0;
+	/* Offsets beyond what the address space can express. */
+	if (ret == -EOVERFLOW)
+		ret = -EINVAL;
+	account(t, NULL, ret, MODEL_ANY);
+	if (!ret)
+		munmap(p, len);
+}
+
+static bool all_zero(const unsigned char *p, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/*
+ * Map one of the file's buffers through its BO_INFO offset (memory.md:
+ * MAP_SHARED only, the exact offset, no longer than the buffer) and, on the
+ * stable device, check that a fresh buffer reads as zero and keeps what is
+ * written to it.
+ */
+static void files_mmap_bo(struct fuzz_thread *t, struct fuzz_file *f)
+{
+	struct fuzz_dfile *df = f->df;
+	struct target tg = { .kind = T_FILE, .fd = f->fd, .df = df };
+	size_t ps = t->ctx->page_size, len, pages;
+	struct drm_trn_bo_info info;
+	int prot, flags, ret, model;
+	struct fuzz_bo *bo;
+	unsigned char *p;
+	uint64_t off;
+
+	if (!df->nr_bos) {
+		files_mmap_random(t, f);
+		return;
+	}
+	bo = &df->bos[below(t, df->nr_bos)];
+	if (!bo->mmap_offset) {
+		memset(&info, 0, sizeof(info));
+		info.handle = bo->handle;
+		snprintf(t->call, sizeof(t->call), "TRN_BO_INFO(fd %d, handle %u)",
+			 f->fd, bo->handle);
+		ret = do_ioctl(f->fd, DRM_IOCTL_TRN_BO_INFO, &info);
+		if (!account(t, &tg, ret, 0) || ret)
+			return;
+		bo->size = info.size;
+		bo->va = info.va;
+		bo->placement = info.placement;
+		bo->mmap_offset = info.mmap_offset;
+		if (!bo->mmap_offset)
+			return;
+	}
+
+	pages = bo->size / ps;
+	len = ps * (1 + below(t, pages < 4 ? (uint32_t)pages : 4));
+	if (one_in(t, 10))
+		len = bo->size + ps;
+	off = bo->mmap_offset;
+	if (one_in(t, 10))
+		off += ps * (1 + below(t, 4));
+	prot = one_in(t, 4) ? PROT_READ : PROT_READ | PROT_WRITE;
+	flags = one_in(t, 10) ? MAP_PRIVATE : MAP_SHARED;
+
+	if (!df->stable)
+		model = MODEL_ANY;
+	else if (df->mode == O_WRONLY)
+		model = -EACCES;
+	else if (flags == MAP_SHARED && prot & PROT_WRITE &&
+		 df->mode == O_RDONLY)
+		model = -EACCES;
+	else if (off != bo->mmap_offset)
+		/* Nobody's buffer (EINVAL), or another file's (EACCES). */
+		model = MODEL_ANY;
+	else if (len > bo->size || flags == MAP_PRIVATE)
+		model = -EINVAL;
+	else
+		model = MODEL_RESOURCE;
+
+	snprintf(t->call, sizeof(t->call),
+		 "mmap(fd %d, buffer %u placement %u, len %zu, prot %#x, flags %#x, off %#" PRIx64 ")",
+		 f->fd, bo->handle, bo->placement, len, prot, flags, off);
+	p = mmap(NULL, len, prot, flags, f->fd, (off_t)off);
+	ret = p == MAP_FAILED ? -errno : 0;
+	account(t, &tg, ret, model);
+	if (ret)
+		return;
+	/* Only the creator touches: nobody else writes to it then. */
+	if (df->stable && bo->created && off == bo->mmap_offset) {
+		if (!bo->written && !all_zero(p, ps))
+			fail(t, 0, "fresh buffer %u does not read as zero",
+			     bo->handle);
+		if (prot & PROT_WRITE) {
+			memset(p, 0x5a, 64);
+			bo->written = true;
+			if (p[63] != 0x5a)
+				fail(t, 0, "buffer %u lost a write", bo->handle);
+		}
+	}
+	munmap(p, len);
+}
+
+static void act_files(struct fuzz_thread *t)
+{
+	struct fuzz_file *f;
+
+	switch (below(t, 8)) {
+	case 0:
+	case 1:
+		files_open(t);
+		return;
+	case 2:
+		f = any_file(t);
+		if (f) {
+			snprintf(t->call, sizeof(t->call), "close(%d)", f->fd);
+			close_file(t, f);
+			account(t, NULL, 0, 0);
+		}
+		return;
+	default:
+		break;
+	}
+	f = any_file(t);
+	if (!f)
+		return;
+	switch (below(t, 6)) {
+	case 0:
+		files_dup(t, f);
+		break;
+	case 1:
+		files_fdinfo(t, f);
+		break;
+	case 2:
+		files_poll(t, f);
+		break;
+	case 3:
+		files_mmap_random(t, f);
+		break;
+	default:
+		files_mmap_bo(t, f);
+		break;
+	}
+}
+
+/* ---- threads ---- */
+
+static bool stopping(struct fuzz_ctx *ctx)
+{
+	return __atomic_load_n(&ctx->stop, __ATOMIC_RELAXED);
+}
+
+static double seconds_since(const struct timespec *start)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - start->tv_sec) +
+	       (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+static bool past_deadline(struct fuzz_ctx *ctx)
+{
+	struct timespec now;
+
+	if (!ctx->has_deadline)
+		return false;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec > ctx->deadline.tv_sec ||
+	       (now.tv_sec == ctx->deadline.tv_sec &&
+		now.tv_nsec >= ctx->deadline.tv_nsec);
+}
+
+static unsigned int pick_action(struct fuzz_thread *t)
+{
+	unsigned int mask = t->ctx->opts->actions, total = 0, i, pick;
+
+	for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++)
+		if (mask & (1u << i))
+			total += action_weight[i];
+	pick = below(t, total);
+	for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		if (pick < action_weight[i])
+			return i;
+		pick -= action_weight[i];
+	}
+	return TRN_FUZZ_TRN;
+}
+
+static void *worker(void *arg)
+{
+	struct fuzz_thread *t = arg;
+	struct fuzz_ctx *ctx = t->ctx;
+	unsigned int i, action;
+
+	t->started = true;
+	for (t->iter = 0; t->iter < t->limit && !stopping(ctx); t->iter++) {
+		struct timespec start;
+		double ms;
+
+		if ((t->iter & 63) == 0 && past_deadline(ctx))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &start);
+		action = pick_action(t);
+		t->st.per_action[action]++;
+		switch (action) {
+		case TRN_FUZZ_TRN:
+			act_trn(t);
+			break;
+		case TRN_FUZZ_DRIVER:
+			act_driver(t);
+			break;
+		case TRN_FUZZ_CORE:
+			act_core(t);
+			break;
+		default:
+			act_files(t);
+			break;
+		}
+		ms = seconds_since(&start) * 1000;
+		if (ms > t->st.slowest_ms) {
+			t->st.slowest_ms = ms;
+			snprintf(t->st.slowest_call, sizeof(t->st.slowest_call),
+				 "stream %u iteration %" PRIu64 ": %s", t->stream,
+				 t->iter, t->call);
+		}
+		if (ctx->opts->slow_ms && ms >= ctx->opts->slow_ms) {
+			pthread_mutex_lock(&ctx->lock);
+			fprintf(ctx->opts->out,
+				"# trn-fuzz: slow: %.0f ms, stream %u iteration %"
+				PRIu64 ": %s\n", ms, t->stream, t->iter, t->call);
+			pthread_mutex_unlock(&ctx->lock);
+		}
+	}
+	t->st.iterations = t->iter;
+	snprintf(t->call, sizeof(t->call), "closing files");
+	for (i = 0; i < NR_FILES; i++)
+		close_file(t, &t->files[i]);
+	if (t->sync_fd >= 0)
+		close(t->sync_fd);
+	if (t->dmabuf_fd >= 0)
+		close(t->dmabuf_fd);
+	t->sync_fd = -1;
+	t->dmabuf_fd = -1;
+	return NULL;
+}
+
+static void churn_fail(struct fuzz_ctx *ctx, int err, const char *what,
+		       unsigned int id)
+{
+	struct trn_fuzz_stats *st = ctx->st;
+
+	pthread_mutex_lock(&ctx->lock);
+	if (!st->churn_error) {
+		st->churn_error = err;
+		snprintf(st->churn_msg, sizeof(st->churn_msg),
+			 "%s trn_sim%u: %s", what, id, errname(err));
+		fprintf(ctx->opts->out, "# trn-fuzz: FAIL churn: %s\n",
+			st->churn_msg);
+	}
+	pthread_mutex_unlock(&ctx->lock);
+}
+
+/* Creates and deletes devices 900..909 until told to stop. */
+static void *churner(void *arg)
+{
+	struct fuzz_ctx *ctx = arg;
+	struct fuzz_thread t = { .ctx = ctx, .rng = ctx->churn_rng };
+	unsigned int id, idx;
+	int ret;
+
+	while (!stopping(ctx) && !ctx->st->churn_error) {
+		id = churn_id(&t);
+		idx = id - TRN_FUZZ_CHURN_FIRST;
+		if (ctx->churn_present[idx]) {
+			ret = sim_del(id);
+			if (ret)
+				churn_fail(ctx, -ret, "del_device", id);
+			ctx->churn_present[idx] = false;
+		} else {
+			ret = sim_new(id, 1 + below(&t, 64), 1 + below(&t, 64),
+				      1 + below(&t, 16));
+			if (ret)
+				churn_fail(ctx, -ret, "new_device", id);
+			else
+				ctx->churn_present[idx] = true;
+		}
+		__atomic_add_fetch(&ctx->st->churn_cycles, 1,
+				   __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+/* ---- crash reports ---- */
+
+static struct fuzz_ctx *crash_ctx;
+
+static void put_str(const char *s)
+{
+	ssize_t n = write(STDERR_FILENO, s, strlen(s));
+
+	(void)n;
+}
+
+static void put_u64(uint64_t v)
+{
+	char buf[24], *p = buf + sizeof(buf) - 1;
+
+	*p = '\0';
+	do {
+		*--p = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	put_str(p);
+}
+
+/* What each thread was doing when the process died: the replay point. */
+static void crash_handler(int sig)
+{
+	struct fuzz_ctx *ctx = crash_ctx;
+	unsigned int i;
+
+	put_str("# trn-fuzz: killed by signal ");
+	put_u64((uint64_t)sig);
+	put_str("\n");
+	if (ctx) {
+		put_str("# trn-fuzz: seed=");
+		put_u64(ctx->opts->seed);
+		put_str("\n");
+		for (i = 0; i < ctx->nthreads; i++) {
+			struct fuzz_thread *t = &ctx->threads[i];
+
+			if (!t->started)
+				continue;
+			put_str("# trn-fuzz: stream ");
+			put_u64(t->stream);
+			put_str(" iteration ");
+			put_u64(t->iter);
+			put_str(": ");
+			put_str(t->call);
+			put_str("\n");
+		}
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+/* ---- setup and teardown ---- */
+
+static void *map_pages(size_t len, int prot)
+{
+	void *p = mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* @n writable pages followed by one PROT_NONE guard page. */
+static unsigned char *map_guarded(size_t ps, size_t n)
+{
+	unsigned char *p = map_pages((n + 1) * ps, PROT_READ | PROT_WRITE);
+
+	if (p && mprotect(p + n * ps, ps, PROT_NONE)) {
+		munmap(p, (n + 1) * ps);
+		return NULL;
+	}
+	return p;
+}
+
+static int setup_error(struct fuzz_ctx *ctx, int err, const char *what)
+{
+	struct trn_fuzz_stats *st = ctx->st;
+
+	if (!st->setup_error) {
+		st->setup_error = err;
+		snprintf(st->setup_msg, sizeof(st->setup_msg), "%s: %s", what,
+			 strerror(err));
+	}
+	return -err;
+}
+
+static int reference_answers(struct fuzz_ctx *ctx)
+{
+	struct drm_version v;
+	int fd, ret;
+
+	fd = sim_open(ctx->opts->device_id);
+	if (fd < 0)
+		return setup_error(ctx, -fd, "opening the stable device");
+	ret = query_info(fd, &ctx->ref);
+	memset(&v, 0, sizeof(v));
+	if (!ret)
+		ret = raw_ioctl(fd, DRM_IOCTL_VERSION, &v);
+	close(fd);
+	if (ret)
+		return setup_error(ctx, -ret, "querying the stable device");
+	ctx->ref_name_len = v.name_len;
+	ctx->ref_date_len = v.date_len;
+	ctx->ref_desc_len = v.desc_len;
+	return 0;
+}
+
+static void delete_churned(struct fuzz_ctx *ctx)
+{
+	unsigned int id;
+
+	for (id = TRN_FUZZ_CHURN_FIRST; id <= TRN_FUZZ_CHURN_LAST; id++)
+		if (sim_exists(id))
+			sim_del(id);
+	memset(ctx->churn_present, 0, sizeof(ctx->churn_present));
+}
+
+static int setup(struct fuzz_ctx *ctx)
+{
+	const struct trn_fuzz_opts *o = ctx->opts;
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_DEVICE_INFO,
+		.size = INFO_V1_SIZE,
+	};
+	size_t ps = ctx->page_size;
+	unsigned int i;
+	int ret;
+
+	if (!sim_available())
+		return setup_error(ctx, ENODEV, "trn_sim is not loaded");
+	if (o->device_churn)
+		delete_churned(ctx);
+	ret = sim_minor(o->device_id, &ctx->stable_minor);
+	if (ret)
+		return setup_error(ctx, -ret, "finding the stable device");
+	ret = reference_answers(ctx);
+	if (ret)
+		return ret;
+
+	ctx->null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (ctx->null_fd < 0)
+		return setup_error(ctx, errno, "opening /dev/null");
+	ctx->ro = map_pages(ps, PROT_READ | PROT_WRITE);
+	ctx->none = map_pages(ps, PROT_NONE);
+	ctx->scratch = map_pages(ps, PROT_READ | PROT_WRITE);
+	if (!ctx->ro || !ctx->none || !ctx->scratch)
+		return setup_error(ctx, ENOMEM, "mapping shared pages");
+	q.data = (uintptr_t)ctx->scratch;
+	memcpy(ctx->ro, &q, sizeof(q));
+	if (mprotect(ctx->ro, ps, PROT_READ))
+		return setup_error(ctx, errno, "mprotect");
+
+	for (i = 0; i < ctx->nthreads; i++) {
+		struct fuzz_thread *t = &ctx->threads[i];
+		unsigned int j;
+
+		t->ctx = ctx;
+		t->stream = o->stream >= 0 ? (unsigned int)o->stream : i;
+		t->rng = stream_seed(o->seed, t->stream);
+		t->sync_fd = -1;
+		t->dmabuf_fd = -1;
+		for (j = 0; j < NR_FILES; j++)
+			t->files[j].fd = -1;
+		t->page = map_guarded(ps, 2);
+		t->arg = map_guarded(ps, ARG_SIZE / ps);
+		t->big = map_pages(BIG_SIZE, PROT_READ | PROT_WRITE);
+		t->up = map_pages((UP_PAGES + 2) * ps, PROT_READ | PROT_WRITE);
+		if (!t->page || !t->arg || !t->big || !t->up)
+			return setup_error(ctx, ENOMEM, "mapping buffers");
+		/* Userptr memory: written, then a hole, then read-only. */
+		memset(t->up, 0x11, (UP_PAGES + 2) * ps);
+		if (mprotect(t->up + UP_PAGES * ps, ps, PROT_NONE) ||
+		    mprotect(t->up + (UP_PAGES + 1) * ps, ps, PROT_READ))
+			return setup_error(ctx, errno, "mprotect");
+	}
+	ctx->churn_rng = stream_seed(o->seed, TRN_FUZZ_MAX_THREADS + 1);
+	return 0;
+}
+
+static void teardown(struct fuzz_ctx *ctx)
+{
+	size_t ps = ctx->page_size;
+	unsigned int i;
+
+	for (i = 0; ctx->threads && i < ctx->nthreads; i++) {
+		struct fuzz_thread *t = &ctx->threads[i];
+
+		if (t->page)
+			munmap(t->page, 3 * ps);
+		if (t->arg)
+			munmap(t->arg, ARG_SIZE + ps);
+		if (t->big)
+			munmap(t->big, BIG_SIZE);
+		if (t->up)
+			munmap(t->up, (UP_PAGES + 2) * ps);
+	}
+	if (ctx->ro)
+		munmap(ctx->ro, ps);
+	if (ctx->none)
+		munmap(ctx->none, ps);
+	if (ctx->scratch)
+		munmap(ctx->scratch, ps);
+	if (ctx->null_fd > 0)
+		close(ctx->null_fd);
+}
+
+static void final_error(struct fuzz_ctx *ctx, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void final_error(struct fuzz_ctx *ctx, int err, const char *fmt, ...)
+{
+	struct trn_fuzz_stats *st = ctx->st;
+	va_list ap;
+
+	if (st->final_error)
+		return;
+	st->final_error = err ? err : -1;
+	va_start(ap, fmt);
+	vsnprintf(st->final_msg, sizeof(st->final_msg), fmt, ap);
+	va_end(ap);
+	fprintf(ctx->opts->out, "# trn-fuzz: FAIL at the end: %s\n",
+		st->final_msg);
+}
+
+/* After the run: churned devices go, the stable device still answers. */
+static void final_checks(struct fuzz_ctx *ctx)
+{
+	struct drm_trn_device_info info;
+	unsigned int id;
+	char name[32];
+	int fd, ret;
+
+	if (ctx->opts->device_churn) {
+		for (id = TRN_FUZZ_CHURN_FIRST; id <= TRN_FUZZ_CHURN_LAST;
+		     id++) {
+			if (!sim_exists(id))
+				continue;
+			ret = sim_del(id);
+			if (ret)
+				final_error(ctx, -ret,
+					    "deleting churned device %u: %s",
+					    id, strerror(-ret));
+		}
+		for (id = TRN_FUZZ_CHURN_FIRST; id <= TRN_FUZZ_CHURN_LAST;
+		     id++)
+			if (sim_exists(id))
+				final_error(ctx, 0,
+					    "churned device %u still exists",
+					    id);
+	}
+
+	fd = sim_open(ctx->opts->device_id);
+	if (fd < 0) {
+		final_error(ctx, -fd, "reopening device %u: %s",
+			    ctx->opts->device_id, strerror(-fd));
+		return;
+	}
+	ret = query_info(fd, &info);
+	if (ret)
+		final_error(ctx, -ret, "final query: %s", strerror(-ret));
+	else if (memcmp(&info, &ctx->ref, sizeof(info)))
+		final_error(ctx, 0, "final query answers differently");
+	ret = drm_driver_name(fd, name, sizeof(name), NULL, NULL, NULL);
+	if (ret || strcmp(name, "trn"))
+		final_error(ctx, -ret, "final VERSION: %s",
+			    ret ? strerror(-ret) : name);
+	close(fd);
+}
+
+static void merge_stats(struct trn_fuzz_stats *st,
+			const struct trn_fuzz_stats *ts)
+{
+	unsigned int i;
+
+	st->iterations += ts->iterations;
+	st->calls += ts->calls;
+	st->ok += ts->ok;
+	st->opens += ts->opens;
+	for (i = 0; i < TRN_FUZZ_MAX_ERRNO; i++)
+		st->errnos[i] += ts->errnos[i];
+	for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++)
+		st->per_action[i] += ts->per_action[i];
+	if (ts->slowest_ms > st->slowest_ms) {
+		st->slowest_ms = ts->slowest_ms;
+		memcpy(st->slowest_call, ts->slowest_call,
+		       sizeof(st->slowest_call));
+	}
+}
+
+int trn_fuzz_run(const struct trn_fuzz_opts *opts,
+		 struct trn_fuzz_stats *stats)
+{
+	struct fuzz_ctx ctx;
+	struct sigaction sa, old[5];
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
+	struct timespec start;
+	uint64_t per, extra;
+	unsigned int i;
+	char acts[64];
+	int ret;
+
+	memset(stats, 0, sizeof(*stats));
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.opts = opts;
+	ctx.st = stats;
+	ctx.null_fd = -1;
+	ctx.page_size = (size_t)sysconf(_SC_PAGESIZE);
+	ctx.nthreads = opts->threads;
+	pthread_mutex_init(&ctx.lock, NULL);
+
+	fprintf(opts->out,
+		"# trn-fuzz: seed=%" PRIu64 " iterations=%" PRIu64
+		" threads=%u\n",
+		opts->seed, opts->iterations, opts->threads);
+	fprintf(opts->out,
+		"# trn-fuzz: actions=%s device=%u device-churn=%s soak=%us%s\n",
+		trn_fuzz_actions_str(opts->actions, acts, sizeof(acts)),
+		opts->device_id, opts->device_churn ? "yes" : "no",
+		opts->soak_seconds,
+		opts->stream >= 0 ? " (replaying one stream)" : "");
+	fflush(opts->out);
+
+	if (!opts->threads || opts->threads > TRN_FUZZ_MAX_THREADS ||
+	    !opts->actions || (opts->stream >= 0 && opts->threads != 1)) {
+		setup_error(&ctx, EINVAL, "bad options");
+		return -1;
+	}
+	ctx.threads = calloc(opts->threads, sizeof(*ctx.threads));
+	if (!ctx.threads) {
+		setup_error(&ctx, ENOMEM, "allocating threads");
+		return -1;
+	}
+	ret = setup(&ctx);
+	if (ret)
+		goto out;
+
+	per = opts->iterations / opts->threads;
+	extra = opts->iterations % opts->threads;
+	for (i = 0; i < opts->threads; i++) {
+		ctx.threads[i].limit = per + (i < extra);
+		if (opts->soak_seconds && !opts->iterations)
+			ctx.threads[i].limit = UINT64_MAX;
+	}
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	if (opts->soak_seconds) {
+		ctx.deadline = start;
+		ctx.deadline.tv_sec += opts->soak_seconds;
+		ctx.has_deadline = true;
+	}
+
+	crash_ctx = &ctx;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = crash_handler;
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, &old[i]);
+
+	if (opts->device_churn) {
+		ret = pthread_create(&ctx.churner, NULL, churner, &ctx);
+		if (ret) {
+			setup_error(&ctx, ret, "starting the churn thread");
+			goto out_signals;
+		}
+		ctx.churn_running = true;
+	}
+	for (i = 0; i < opts->threads; i++) {
+		ret = pthread_create(&ctx.threads[i].thread, NULL, worker,
+				     &ctx.threads[i]);
+		if (ret) {
+			setup_error(&ctx, ret, "starting a worker");
+			__atomic_store_n(&ctx.stop, 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	while (i--)
+		pthread_join(ctx.threads[i].thread, NULL);
+	/* Whatever the speed, the churn made and removed a device. */
+	for (i = 0; ctx.churn_running && i < 3000 && !stats->churn_error &&
+		    __atomic_load_n(&stats->churn_cycles, __ATOMIC_RELAXED) < 2;
+	     i++)
+		usleep(10000);
+	__atomic_store_n(&ctx.stop, 1, __ATOMIC_RELAXED);
+	if (ctx.churn_running)
+		pthread_join(ctx.churner, NULL);
+	stats->seconds = seconds_since(&start);
+
+	for (i = 0; i < opts->threads; i++)
+		merge_stats(stats, &ctx.threads[i].st);
+	if (!stats->setup_error)
+		final_checks(&ctx);
+
+out_signals:
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &old[i], NULL);
+	crash_ctx = NULL;
+out:
+	if (opts->device_churn && sim_available())
+		delete_churned(&ctx);
+	teardown(&ctx);
+	free(ctx.threads);
+	pthread_mutex_destroy(&ctx.lock);
+	trn_fuzz_print_summary(opts->out, opts, stats);
+	return stats->setup_error || stats->unexpected || stats->churn_error ||
+	       stats->final_error ? -1 : 0;
+}
+
+void trn_fuzz_print_summary(FILE *out, const struct trn_fuzz_opts *opts,
+			    const struct trn_fuzz_stats *st)
+{
+	unsigned int i;
+	int n = 0;
+
+	if (st->setup_error) {
+		fprintf(out, "# trn-fuzz: setup failed: %s\n", st->setup_msg);
+		return;
+	}
+	fprintf(out,
+		"# trn-fuzz: %" PRIu64 " iterations, %" PRIu64
+		" calls (%" PRIu64 " succeeded) in %.1f s: %.0f iterations/s\n",
+		st->iterations, st->calls, st->ok, st->seconds,
+		st->seconds > 0 ? (double)st->iterations / st->seconds : 0.0);
+	fprintf(out, "# trn-fuzz: per action:");
+	for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++)
+		fprintf(out, " %s %" PRIu64, action_names[i],
+			st->per_action[i]);
+	fprintf(out, "; opens %" PRIu64, st->opens);
+	if (opts->device_churn)
+		fprintf(out, "; churn cycles %" PRIu64, st->churn_cycles);
+	fprintf(out, "\n# trn-fuzz: errnos:");
+	for (i = 1; i < TRN_FUZZ_MAX_ERRNO; i++) {
+		if (!st->errnos[i])
+			continue;
+		fprintf(out, " %s %" PRIu64, errname((int)i), st->errnos[i]);
+		n++;
+	}
+	fprintf(out, "%s\n", n ? "" : " none");
+	if (st->slowest_ms > 0)
+		fprintf(out, "# trn-fuzz: slowest iteration %.1f ms: %s\n",
+			st->slowest_ms, st->slowest_call);
+	fprintf(out,
+		"# trn-fuzz: %s: %" PRIu64 " unexpected results%s%s%s%s\n",
+		st->unexpected || st->churn_error || st->final_error ?
+		"FAILED" : "passed",
+		st->unexpected, st->churn_error ? "; churn: " : "",
+		st->churn_error ? st->churn_msg : "",
+		st->final_error ? "; end: " : "",
+		st->final_error ? st->final_msg : "");
+	fflush(out);
+}
+
+/* ---- options ---- */
+
+bool trn_fuzz_errno_expected(int err)
+{
+	switch (err) {
+	case EINVAL:
+	case EFAULT:
+	case ENODEV:
+	case ENOTTY:
+	case ENOENT:
+	case ENOMEM:
+	case EPERM:
+	case EACCES:
+	case EOPNOTSUPP:
+	case ENOSPC:
+	case EBADF:
+	case E2BIG:
+	case ETIME:
+	case EBUSY:
+	case EAGAIN:
+	case EINTR:
+	case ENXIO:
+	case EEXIST:
+	case EDQUOT:	/* per-context limits on buffers and pinned memory */
+		return true;
+	default:
+		return false;
+	}
+}
+
+static uint64_t env_u64(const char *name, uint64_t def)
+{
+	const char *s = getenv(name);
+	char *end;
+	uint64_t v;
+
+	if (!s || !*s)
+		return def;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	return errno || *end ? def : v;
+}
+
+void trn_fuzz_default_opts(struct trn_fuzz_opts *opts)
+{
+	struct timespec ts;
+	uint64_t seed;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	/* Short enough to read and type again. */
+	seed = ((uint64_t)ts.tv_sec * 1000003u + (uint64_t)ts.tv_nsec / 1000 +
+		(uint64_t)getpid()) % 1000000000u;
+
+	memset(opts, 0, sizeof(*opts));
+	opts->seed = env_u64("TRN_FUZZ_SEED", seed);
+	opts->iterations = env_u64("TRN_FUZZ_ITERATIONS",
+				   TRN_FUZZ_DEFAULT_ITERATIONS);
+	opts->threads = (unsigned int)env_u64("TRN_FUZZ_THREADS",
+					      TRN_FUZZ_DEFAULT_THREADS);
+	opts->soak_seconds = (unsigned int)env_u64("TRN_FUZZ_SOAK", 0);
+	opts->actions = TRN_FUZZ_ALL_ACTIONS;
+	opts->stream = -1;
+	opts->device_id = 0;
+	opts->trace_from = UINT64_MAX;
+	opts->out = stdout;
+}
+
+int trn_fuzz_parse_actions(const char *list, unsigned int *mask)
+{
+	char buf[128], *tok, *save = NULL;
+	unsigned int i, m = 0;
+
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return -1;
+	for (tok = strtok_r(buf, ",", &save); tok;
+	     tok = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(tok, "all")) {
+			m |= TRN_FUZZ_ALL_ACTIONS;
+			continue;
+		}
+		for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++)
+			if (!strcmp(tok, action_names[i]))
+				break;
+		if (i == TRN_FUZZ_NR_ACTIONS)
+			return -1;
+		m |= 1u << i;
+	}
+	if (!m)
+		return -1;
+	*mask = m;
+	return 0;
+}
+
+const char *trn_fuzz_actions_str(unsigned int mask, char *buf, size_t size)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	if (mask == TRN_FUZZ_ALL_ACTIONS) {
+		snprintf(buf, size, "all");
+		return buf;
+	}
+	buf[0] = '\0';
+	for (i = 0; i < TRN_FUZZ_NR_ACTIONS; i++) {
+		if (!(mask & (1u << i)))
+			continue;
+		len += (size_t)snprintf(buf + len, len < size ? size - len : 0,
+					"%s%s", len ? "," : "",
+					action_names[i]);
+	}
+	return buf;
+}

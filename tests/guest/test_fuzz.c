@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The ioctl fuzzer (tests/fuzz/trn_fuzz.c) on simulated device 0, one test
+ * per family of actions, then all of them mixed, then all of them while
+ * devices 900..909 come and go. Every call must return success or an
+ * expected errno (and, where the engine has a model, the right answer);
+ * the device must still answer correctly at the end and nothing may stay
+ * open or created.
+ *
+ * TRN_FUZZ_ITERATIONS (default 2000) sets the iterations of each test,
+ * TRN_FUZZ_SEED the seed (default: time-based, the same for every test of
+ * one run), TRN_FUZZ_THREADS the threads (default 4). A failure prints the
+ * trn-fuzz command that replays it; see Documentation/fuzzing.md.
+ */
+#include "kselftest_harness.h"
+#include "trn_test.h"
+#include "trn_fuzz.h"
+
+static struct trn_fuzz_opts base_opts;
+
+/* One seed for the whole binary, chosen before the tests fork. */
+static void __attribute__((constructor)) pick_seed(void)
+{
+	trn_fuzz_default_opts(&base_opts);
+}
+
+static bool churned_left(void)
+{
+	unsigned int id;
+
+	for (id = TRN_FUZZ_CHURN_FIRST; id <= TRN_FUZZ_CHURN_LAST; id++)
+		if (sim_exists(id))
+			return true;
+	return false;
+}
+
+FIXTURE(fuzz)
+{
+	long trn_refs;
+	long sim_refs;
+	int devices;
+	struct trn_fuzz_stats stats;
+};
+
+FIXTURE_SETUP(fuzz)
+{
+	if (!sim_available())
+		SKIP(return, "trn_sim is not loaded");
+	ASSERT_TRUE(sim_exists(0));
+	self->trn_refs = module_refcnt("trn");
+	self->sim_refs = module_refcnt("trn_sim");
+	self->devices = count_trn_devices();
+}
+
+FIXTURE_TEARDOWN(fuzz)
+{
+	/* Every file the fuzzer opened is closed, every device it made gone. */
+	EXPECT_EQ(self->trn_refs, module_refcnt("trn"));
+	EXPECT_EQ(self->sim_refs, module_refcnt("trn_sim"));
+	EXPECT_FALSE(churned_left());
+	EXPECT_EQ(self->devices, count_trn_devices());
+}
+
+static int fuzz(struct __test_metadata *_metadata,
+		struct trn_fuzz_stats *stats, unsigned int actions,
+		bool churn)
+{
+	struct trn_fuzz_opts opts = base_opts;
+	char acts[64];
+	int ret;
+
+	opts.actions = actions;
+	opts.device_churn = churn;
+	opts.out = stderr;
+	TH_LOG("seed %llu, %llu iterations, %u threads; replay: build/tests/fuzz/trn-fuzz --seed %llu --actions %s --iterations %llu --threads %u%s",
+	       (unsigned long long)opts.seed,
+	       (unsigned long long)opts.iterations, opts.threads,
+	       (unsigned long long)opts.seed,
+	       trn_fuzz_actions_str(actions, acts, sizeof(acts)),
+	       (unsigned long long)opts.iterations, opts.threads,
+	       churn ? " --device-churn" : "");
+	ret = trn_fuzz_run(&opts, stats);
+	if (stats->setup_error)
+		TH_LOG("setup: %s", stats->setup_msg);
+	return ret;
+}
+
+TEST_F_TIMEOUT(fuzz, trn_ioctls, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, 1u << TRN_FUZZ_TRN, false));
+	EXPECT_LT(0, self->stats.calls);
+}
+
+TEST_F_TIMEOUT(fuzz, driver_range, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, 1u << TRN_FUZZ_DRIVER,
+			  false));
+	EXPECT_LT(0, self->stats.calls);
+}
+
+TEST_F_TIMEOUT(fuzz, core_ioctls, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, 1u << TRN_FUZZ_CORE,
+			  false));
+	EXPECT_LT(0, self->stats.calls);
+}
+
+TEST_F_TIMEOUT(fuzz, files, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, 1u << TRN_FUZZ_FILES,
+			  false));
+	EXPECT_LT(0, self->stats.opens);
+}
+
+TEST_F_TIMEOUT(fuzz, mixed, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, TRN_FUZZ_ALL_ACTIONS,
+			  false));
+	EXPECT_LT(0, self->stats.calls);
+}
+
+TEST_F_TIMEOUT(fuzz, device_churn, 900)
+{
+	ASSERT_EQ(0, fuzz(_metadata, &self->stats, TRN_FUZZ_ALL_ACTIONS,
+			  true));
+	EXPECT_LT(0, self->stats.churn_cycles);
+}
+
+TEST_HARNESS_MAIN
