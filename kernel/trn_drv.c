@@ -147,6 +147,7 @@ static long trn_unlocked_ioctl(struct file *filp, unsigned int cmd,
 	return drm_ioctl(filp, cmd, arg);
 }
 
+#ifdef CONFIG_COMPAT
 static long trn_compat_ioctl(struct file *filp, unsigned int cmd,
 			     unsigned long arg)
 {
@@ -154,6 +155,9 @@ static long trn_compat_ioctl(struct file *filp, unsigned int cmd,
 		return -EOPNOTSUPP;
 	return drm_compat_ioctl(filp, cmd, arg);
 }
+#else
+#define trn_compat_ioctl NULL
+#endif
 
 /*
  * Spelled out rather than DEFINE_DRM_ACCEL_FOPS(): the macro's contents vary
