@@ -82,17 +82,6 @@ FIXTURE_TEARDOWN(iso)
 	close(self->fd);
 }
 
-static bool all_bytes(const void *p, int c, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
-}
-
 static int wait_child(pid_t pid)
 {
 	int status = -1;

@@ -56,17 +56,6 @@ FIXTURE_TEARDOWN(mem)
 		close(self->fd);
 }
 
-static bool all_bytes(const void *p, int c, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
-}
-
 static bool counters_are(unsigned int id, uint64_t hbm, uint64_t host)
 {
 	struct sim_counters c;

@@ -50,17 +50,6 @@ FIXTURE_TEARDOWN(prime)
 		close(self->fd);
 }
 
-static bool all_bytes(const void *p, int c, size_t len)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != (unsigned char)c)
-			return false;
-	return true;
-}
-
 static int export_fd(int fd, uint32_t handle, int *dmabuf)
 {
 	struct drm_prime_handle p = {

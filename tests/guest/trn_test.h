@@ -346,6 +346,18 @@ static inline int module_unload(const char *name)
 
 /* --- Buffer objects, memory accounting, the simulator's MMU hook --- */
 
+/* Whether all @len bytes at @p equal @c. */
+static inline bool all_bytes(const void *p, int c, size_t len)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != (unsigned char)c)
+			return false;
+	return true;
+}
+
 #define TEST_PAGE	4096ULL
 
 static inline uint64_t page_up(uint64_t size)
