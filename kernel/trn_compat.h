@@ -35,4 +35,68 @@ static inline bool vma_is_cow_mapping(const struct vm_area_struct *vma)
 }
 #endif
 
+/*
+ * drm_sched_init() took its parameters one by one before it took a
+ * struct drm_sched_init_args; provide the structure and unpack it.
+ */
+#ifndef TRN_HAVE_SCHED_INIT_ARGS
+#include <drm/gpu_scheduler.h>
+
+struct drm_sched_init_args {
+	const struct drm_sched_backend_ops *ops;
+	struct workqueue_struct *submit_wq;
+	struct workqueue_struct *timeout_wq;
+	u32 num_rqs;
+	u32 credit_limit;
+	unsigned int hang_limit;
+	long timeout;
+	atomic_t *score;
+	const char *name;
+	struct device *dev;
+};
+
+static inline int trn_compat_sched_init(struct drm_gpu_scheduler *sched,
+					const struct drm_sched_init_args *a)
+{
+	return drm_sched_init(sched, a->ops, a->submit_wq, a->num_rqs,
+			      a->credit_limit, a->hang_limit, a->timeout,
+			      a->timeout_wq, a->score, a->name, a->dev);
+}
+
+#define drm_sched_init(sched, args)	trn_compat_sched_init(sched, args)
+#endif
+
+/* drm_sched_job_init() had no client id (for tracing) to take. */
+#ifndef TRN_HAVE_SCHED_JOB_CLIENT_ID
+#include <drm/gpu_scheduler.h>
+
+static inline int trn_compat_sched_job_init(struct drm_sched_job *job,
+					    struct drm_sched_entity *entity,
+					    u32 credits, void *owner,
+					    u64 client_id)
+{
+	return drm_sched_job_init(job, entity, credits, owner);
+}
+
+#define drm_sched_job_init	trn_compat_sched_job_init
+#endif
+
+/* drm_sched_start() had no error to give jobs it could not resubmit. */
+#ifndef TRN_HAVE_SCHED_START_ERRNO
+#include <drm/gpu_scheduler.h>
+
+static inline void trn_compat_sched_start(struct drm_gpu_scheduler *sched,
+					  int errno)
+{
+	drm_sched_start(sched);
+}
+
+#define drm_sched_start		trn_compat_sched_start
+#endif
+
+/* A successful reset was called "nominal". */
+#ifndef TRN_HAVE_SCHED_STAT_RESET
+#define DRM_GPU_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
+#endif
+
 #endif /* __TRN_COMPAT_H__ */

@@ -39,6 +39,11 @@ VISIBLE_IF_KUNIT int trn_desc_validate(struct device *parent,
 		dev_err(parent, "invalid device VA range\n");
 		return -EINVAL;
 	}
+	if (!is_power_of_2(desc->ring_entries) || desc->ring_entries < 16 ||
+	    desc->ring_entries > 65536) {
+		dev_err(parent, "invalid ring size %u\n", desc->ring_entries);
+		return -EINVAL;
+	}
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_desc_validate);
@@ -64,7 +69,9 @@ struct trn_device *trn_device_register(struct device *parent,
 	int ret;
 
 	if (!ops || !ops->owner || !ops->ctx_init || !ops->ctx_fini ||
-	    !ops->mmu_map || !ops->mmu_unmap || !ops->hbm_clear)
+	    !ops->mmu_map || !ops->mmu_unmap || !ops->hbm_clear ||
+	    !ops->ring_init || !ops->ring_fini || !ops->ring_doorbell ||
+	    !ops->ring_reset)
 		return ERR_PTR(-EINVAL);
 	if ((desc->capabilities & DRM_TRN_CAP_HBM_CPU_VISIBLE) && !ops->hbm_pfn)
 		return ERR_PTR(-EINVAL);
@@ -82,10 +89,14 @@ struct trn_device *trn_device_register(struct device *parent,
 	atomic64_set(&tdev->host_pinned, 0);
 	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&tdev->imports);
+	init_waitqueue_head(&tdev->jobs_wq);
 	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = trn_hbm_init(tdev);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = trn_rings_init(tdev);
 	if (ret)
 		return ERR_PTR(ret);
 
@@ -94,10 +105,13 @@ struct trn_device *trn_device_register(struct device *parent,
 		if (ret)
 			return ERR_PTR(ret);
 	}
+	ret = trn_rings_start(tdev);
+	if (ret)
+		goto err_hw_fini;
 
 	ret = drm_dev_register(&tdev->drm, 0);
 	if (ret)
-		goto err_hw_fini;
+		goto err_rings_stop;
 
 	ret = trn_sysfs_init(tdev);
 	if (ret)
@@ -107,6 +121,8 @@ struct trn_device *trn_device_register(struct device *parent,
 
 err_unplug:
 	drm_dev_unplug(&tdev->drm);
+err_rings_stop:
+	trn_rings_stop(tdev);
 err_hw_fini:
 	if (ops->hw_fini)
 		ops->hw_fini(tdev);
@@ -120,8 +136,9 @@ EXPORT_SYMBOL_GPL(trn_device_register);
  *
  * Unplugs the DRM device: open files stay valid but every further ioctl on
  * them fails with -ENODEV, and CPU mappings of device memory are torn down
- * (touching them raises SIGBUS). The memory goes when the last file is
- * closed and the backend's device is released.
+ * (touching them raises SIGBUS). Jobs on the hardware and queued ones fail
+ * with -ENODEV. The memory goes when the last file is closed and the
+ * backend's device is released.
  */
 void trn_device_unregister(struct trn_device *tdev)
 {
@@ -129,6 +146,7 @@ void trn_device_unregister(struct trn_device *tdev)
 	drm_dev_unplug(&tdev->drm);
 	/* No fault handler runs any more: drop every CPU page of the device. */
 	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);
+	trn_rings_stop(tdev);
 	if (tdev->ops->hw_fini)
 		tdev->ops->hw_fini(tdev);
 }

@@ -83,10 +83,15 @@ static int trn_open(struct drm_device *drm, struct drm_file *file)
 	ret = trn_vm_init(tfile);
 	if (ret)
 		goto err_free;
+	ret = trn_queues_init(tfile);
+	if (ret)
+		goto err_vm_fini;
 	file->driver_priv = tfile;
 	drm_dev_exit(idx);
 	return 0;
 
+err_vm_fini:
+	trn_vm_fini(tfile);
 err_free:
 	kfree(tfile);
 err_put_module:
@@ -101,7 +106,11 @@ static void trn_postclose(struct drm_device *drm, struct drm_file *file)
 	struct trn_device *tdev = to_trn_device(drm);
 	struct trn_file *tfile = file->driver_priv;
 
-	/* Every handle, and so every mapping, is gone already. */
+	/*
+	 * Every handle, and so every mapping, is gone already; the jobs went
+	 * before them, in trn_release().
+	 */
+	trn_queues_fini(tfile);
 	trn_vm_fini(tfile);
 	kfree(tfile);
 	module_put(tdev->ops->owner);
@@ -118,6 +127,7 @@ static void trn_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		   atomic64_read(&tfile->mmu_faults));
 	drm_printf(p, "trn-last-fault-va:\t0x%llx\n",
 		   (u64)atomic64_read(&tfile->last_fault_va));
+	trn_job_show_fdinfo(p, tfile);
 }
 
 static const struct drm_ioctl_desc trn_ioctls[] = {
@@ -125,6 +135,10 @@ static const struct drm_ioctl_desc trn_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TRN_BO_CREATE, trn_ioctl_bo_create, 0),
 	DRM_IOCTL_DEF_DRV(TRN_BO_INFO, trn_ioctl_bo_info, 0),
 	DRM_IOCTL_DEF_DRV(TRN_BO_USERPTR, trn_ioctl_bo_userptr, 0),
+	DRM_IOCTL_DEF_DRV(TRN_QUEUE_CREATE, trn_ioctl_queue_create, 0),
+	DRM_IOCTL_DEF_DRV(TRN_QUEUE_DESTROY, trn_ioctl_queue_destroy, 0),
+	DRM_IOCTL_DEF_DRV(TRN_SUBMIT, trn_ioctl_submit, 0),
+	DRM_IOCTL_DEF_DRV(TRN_QUEUE_STATUS, trn_ioctl_queue_status, 0),
 };
 
 /*
@@ -160,13 +174,26 @@ static long trn_compat_ioctl(struct file *filp, unsigned int cmd,
 #endif
 
 /*
+ * The DRM core closes a file's GEM handles, which unmaps its buffers from
+ * the device, before the driver's postclose. Jobs of the file may still be
+ * running on them: end the queues and wait for those jobs first.
+ */
+static int trn_release(struct inode *inode, struct file *filp)
+{
+	struct drm_file *file = filp->private_data;
+
+	trn_queues_quiesce(file->driver_priv);
+	return drm_release(inode, filp);
+}
+
+/*
  * Spelled out rather than DEFINE_DRM_ACCEL_FOPS(): the macro's contents vary
  * between kernels (fdinfo in particular) and we always want fdinfo.
  */
 static const struct file_operations trn_fops = {
 	.owner		= THIS_MODULE,
 	.open		= accel_open,
-	.release	= drm_release,
+	.release	= trn_release,
 	.unlocked_ioctl	= trn_unlocked_ioctl,
 	.compat_ioctl	= trn_compat_ioctl,
 	.poll		= drm_poll,

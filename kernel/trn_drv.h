@@ -16,6 +16,7 @@
 #include <drm/drm_file.h>
 #include <drm/drm_gem.h>
 #include <drm/drm_mm.h>
+#include <drm/gpu_scheduler.h>
 
 #include "trn_hw.h"
 
@@ -41,6 +42,11 @@
  * @imports: buffers imported from other drivers' dma-bufs, so that every
  *           context importing one dma-buf shares one object (and one DMA
  *           mapping of it)
+ * @rings: the hardware rings, num_cores * queues_per_core of them
+ * @num_rings: entries of @rings
+ * @next_ring: per NeuronCore, spreads new queues over its rings
+ * @stats: job counters, for sysfs
+ * @jobs_wq: woken when the last job of a context is freed
  */
 struct trn_device {
 	struct drm_device drm;
@@ -59,6 +65,176 @@ struct trn_device {
 	/* Protects imports. */
 	struct mutex import_lock;
 	struct list_head imports;
+
+	struct trn_ring *rings;
+	u32 num_rings;
+	atomic_t *next_ring;
+	struct {
+		atomic64_t submitted;
+		atomic64_t completed;
+		atomic64_t failed;
+		atomic64_t resets;
+	} stats;
+	wait_queue_head_t jobs_wq;
+};
+
+/**
+ * struct trn_ring - a hardware queue of a NeuronCore and its scheduler
+ * @tdev: the device
+ * @sched: the scheduler feeding the ring; one job takes one descriptor
+ * @index: ring number, core * queues_per_core + queue
+ * @core: the NeuronCore
+ * @entries: descriptors in the ring, a power of two
+ * @desc: the descriptors, in DMA-coherent memory
+ * @desc_dma: their DMA address
+ * @status: the completion record the device writes
+ * @status_dma: its DMA address
+ * @fence_context: fence context of the ring's hardware fences
+ * @fence_lock: lock of those fences
+ * @lock: protects @last_seqno, @pending, @resetting and the descriptors
+ * @last_seqno: ring sequence number of the latest job written
+ * @pending: jobs on the ring, oldest first
+ * @resetting: a timeout is being handled: no doorbells meanwhile
+ * @name: scheduler name
+ */
+struct trn_ring {
+	struct trn_device *tdev;
+	struct drm_gpu_scheduler sched;
+	u32 index;
+	u32 core;
+	u32 entries;
+	struct trn_hw_desc *desc;
+	dma_addr_t desc_dma;
+	struct trn_hw_ring_status *status;
+	dma_addr_t status_dma;
+	u64 fence_context;
+	/* Lock of the ring's hardware fences (dma_fence.lock). */
+	spinlock_t fence_lock;
+
+	/* Protects last_seqno, pending, resetting and the descriptors. */
+	spinlock_t lock;
+	u64 last_seqno;
+	struct list_head pending;
+	bool resetting;
+
+	char name[24];
+};
+
+/**
+ * struct trn_queue - a queue of jobs of one context on one ring
+ * @refcount: the file's queue table holds one reference, each job another
+ * @tfile: the context; valid while the queue has jobs or is in the table
+ * @ring: the ring its jobs run on
+ * @id: its number in the context's queue table
+ * @entity: the scheduler entity; jobs run in the order it got them
+ * @syncobj: timeline syncobj, point N signals with job N
+ * @status_bo: host buffer holding @page
+ * @page: the completion record userspace maps
+ * @submit_lock: protects @submitted and orders pushes to @entity with
+ *               their numbers
+ * @submitted: number of the latest job submitted
+ * @status_lock: protects @completed, @failed, @last_failure, @state and
+ *               @resets, and the writes to @page
+ * @completed: number of the latest job finished
+ * @failed: jobs that failed
+ * @last_failure: the latest failed job's outcome
+ * @state: DRM_TRN_QUEUE_* bits
+ * @resets: resets its jobs caused
+ */
+struct trn_queue {
+	struct kref refcount;
+	struct trn_file *tfile;
+	struct trn_ring *ring;
+	u32 id;
+	struct drm_sched_entity entity;
+	struct drm_syncobj *syncobj;
+	struct trn_bo *status_bo;
+	struct drm_trn_queue_status_page *page;
+
+	/* Protects submitted; orders pushes to entity. */
+	struct mutex submit_lock;
+	u64 submitted;
+
+	/* Protects the fields below and the writes to page. */
+	spinlock_t status_lock;
+	u64 completed;
+	u64 failed;
+	struct {
+		u64 seqno;
+		u64 error_offset;
+		u64 error_cmd_va;
+		u64 fault_va;
+		u32 error;
+		u32 status;
+	} last_failure;
+	u32 state;
+	u32 resets;
+};
+
+/**
+ * struct trn_job_out - a syncobj point a job signals
+ * @syncobj: the syncobj
+ * @chain: preallocated timeline node, NULL for a binary syncobj
+ * @point: the point, 0 for a binary syncobj
+ */
+struct trn_job_out {
+	struct drm_syncobj *syncobj;
+	struct dma_fence_chain *chain;
+	u64 point;
+};
+
+/**
+ * struct trn_job - one submitted job
+ * @base: the scheduler job
+ * @queue: its queue, referenced
+ * @ring: the queue's ring
+ * @seqno: its number on the queue
+ * @cmd_va: device address of its commands
+ * @cmd_size: bytes of commands
+ * @ctx: MMU context it runs in
+ * @bos: buffers it keeps alive, referenced
+ * @bo_count: entries of @bos
+ * @outs: syncobj points it signals
+ * @out_count: entries of @outs
+ * @queue_chain: preallocated node for the queue's own syncobj
+ * @hw_fence: preallocated hardware fence, until run_job initialises it
+ * @link: entry in &trn_ring.pending while on the ring
+ * @ring_seqno: ring sequence number, once on the ring
+ * @timed_out: the job was abandoned by a ring reset after its timeout
+ * @pushed: the job was handed to the scheduler and counts in
+ *          &trn_file.jobs
+ * @retired: the job's outcome was recorded (it ran, or could not run)
+ * @hw: what the device reported, and the hardware fence once initialised
+ */
+struct trn_job {
+	struct drm_sched_job base;
+	struct trn_queue *queue;
+	struct trn_ring *ring;
+	u64 seqno;
+	u64 cmd_va;
+	u32 cmd_size;
+	u32 ctx;
+	struct drm_gem_object **bos;
+	u32 bo_count;
+	u32 out_count;
+	struct trn_job_out *outs;
+	struct dma_fence_chain *queue_chain;
+	struct dma_fence *hw_fence;
+
+	struct list_head link;
+	u64 ring_seqno;
+	bool timed_out;
+	bool pushed;
+	bool retired;
+	struct {
+		struct dma_fence *fence;
+		u32 status;
+		u64 error_offset;
+		u64 error_cmd_va;
+		u64 fault_va;
+		u64 start_ns;
+		u64 end_ns;
+	} hw;
 };
 
 /**
@@ -72,6 +248,10 @@ struct trn_device {
  * @pinned_bytes: host memory pinned on behalf of this context
  * @mmu_faults: device accesses of this context that faulted
  * @last_fault_va: device address of the latest of them
+ * @queue_lock: protects @queues against concurrent create and destroy
+ * @queues: queue number -> &struct trn_queue
+ * @engine_ns: per NeuronCore, device time the context's jobs ran
+ * @jobs: jobs of the context submitted and not yet freed
  */
 struct trn_file {
 	struct trn_device *tdev;
@@ -87,6 +267,12 @@ struct trn_file {
 
 	atomic64_t mmu_faults;
 	atomic64_t last_fault_va;
+
+	/* Serialises queue creation and destruction. */
+	struct mutex queue_lock;
+	struct xarray queues;
+	atomic64_t *engine_ns;
+	atomic_t jobs;
 };
 
 /**
@@ -116,6 +302,8 @@ struct trn_mapping {
  * @lock: protects @mappings and @owner
  * @mappings: &struct trn_mapping of every context that has a handle
  * @import_link: entry in &trn_device.imports, for imported buffers
+ * @cpu_read_only: userspace may map it only read-only (queue completion
+ *                 records, which the kernel writes)
  */
 struct trn_bo {
 	struct drm_gem_object base;
@@ -131,6 +319,7 @@ struct trn_bo {
 	struct mutex lock;
 	struct list_head mappings;
 	struct list_head import_link;
+	bool cpu_read_only;
 };
 
 static inline struct trn_device *to_trn_device(struct drm_device *drm)
@@ -180,6 +369,37 @@ int trn_ioctl_bo_info(struct drm_device *drm, void *data,
 int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 void trn_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+
+/* trn_ring.c */
+int trn_rings_init(struct trn_device *tdev);
+int trn_rings_start(struct trn_device *tdev);
+void trn_rings_stop(struct trn_device *tdev);
+struct trn_ring *trn_ring_pick(struct trn_device *tdev, u32 core);
+
+/* trn_queue.c */
+int trn_queues_init(struct trn_file *tfile);
+void trn_queues_quiesce(struct trn_file *tfile);
+void trn_queues_fini(struct trn_file *tfile);
+struct trn_queue *trn_queue_lookup(struct trn_file *tfile, u32 id);
+void trn_queue_put(struct trn_queue *queue);
+void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
+			int error);
+int trn_ioctl_queue_create(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+int trn_ioctl_queue_destroy(struct drm_device *drm, void *data,
+			    struct drm_file *file);
+int trn_ioctl_queue_status(struct drm_device *drm, void *data,
+			   struct drm_file *file);
+
+/* trn_job.c */
+int trn_ioctl_submit(struct drm_device *drm, void *data,
+		     struct drm_file *file);
+void trn_job_retire(struct trn_job *job, int error);
+void trn_job_free(struct trn_job *job);
+void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile);
+
+/* trn_gem.c */
+struct trn_bo *trn_bo_create_status(struct drm_file *file, u32 *handle);
 
 /* trn_sysfs.c */
 int trn_sysfs_init(struct trn_device *tdev);

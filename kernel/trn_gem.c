@@ -12,6 +12,7 @@
 
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
+#include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/scatterlist.h>
@@ -228,6 +229,13 @@ static void trn_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 	struct trn_bo *bo = to_trn_bo(obj);
 	struct trn_mapping *mapping;
 
+	/*
+	 * Jobs that listed the buffer keep it mapped until they finish; a
+	 * hung one is ended by the job timeout.
+	 */
+	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
+			      MAX_SCHEDULE_TIMEOUT);
+
 	mutex_lock(&bo->lock);
 	mapping = trn_bo_find_mapping(bo, tfile);
 	if (mapping)
@@ -305,6 +313,12 @@ static int trn_gem_mmap(struct drm_gem_object *obj, struct vm_area_struct *vma)
 	/* Pages inserted by pfn cannot be copied on write: shared only. */
 	if (vma_is_cow_mapping(vma))
 		return -EINVAL;
+	/* Completion records are the kernel's to write. */
+	if (bo->cpu_read_only) {
+		if (vma->vm_flags & VM_WRITE)
+			return -EACCES;
+		vm_flags_clear(vma, VM_MAYWRITE);
+	}
 
 	if (bo->placement == DRM_TRN_PLACEMENT_HBM)
 		wc = tdev->desc.hbm_cpu_wc;
@@ -332,7 +346,10 @@ static struct sg_table *trn_gem_get_sg_table(struct drm_gem_object *obj)
 static struct dma_buf *trn_gem_prime_export(struct drm_gem_object *obj,
 					    int flags)
 {
-	if (to_trn_bo(obj)->placement != DRM_TRN_PLACEMENT_HOST)
+	struct trn_bo *bo = to_trn_bo(obj);
+
+	/* A completion record exported could be mapped writable elsewhere. */
+	if (bo->placement != DRM_TRN_PLACEMENT_HOST || bo->cpu_read_only)
 		return ERR_PTR(-EOPNOTSUPP);
 	return drm_gem_prime_export(obj, flags);
 }
@@ -475,6 +492,45 @@ static int trn_bo_publish(struct drm_file *file, struct trn_bo *bo,
 	mutex_unlock(&bo->lock);
 	drm_gem_object_put(&bo->base);
 	return 0;
+}
+
+/**
+ * trn_bo_create_status() - create a queue's completion record buffer
+ * @file: the queue's context, which gets a handle to it
+ * @handle: out: the handle
+ *
+ * One host page, zero-filled, that the device and userspace may only read
+ * (mmap() refuses writable mappings, PRIME refuses to export it) and the
+ * kernel writes through its linear mapping. Not charged to the context: it
+ * lives and dies with a queue.
+ *
+ * Return: the buffer with a reference for the caller, or an ERR_PTR().
+ */
+struct trn_bo *trn_bo_create_status(struct drm_file *file, u32 *handle)
+{
+	struct trn_device *tdev = to_trn_device(file->minor->dev);
+	struct trn_bo *bo;
+	int ret;
+
+	bo = trn_bo_alloc(DRM_TRN_PLACEMENT_HOST, DRM_TRN_BO_DEVICE_READ_ONLY,
+			  PAGE_SIZE);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	bo->cpu_read_only = true;
+	ret = drm_gem_object_init(&tdev->drm, &bo->base, PAGE_SIZE);
+	if (ret) {
+		mutex_destroy(&bo->lock);
+		kfree(bo);
+		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
+	}
+	ret = trn_bo_create_host(tdev, bo);
+	if (!ret)
+		ret = drm_gem_handle_create(file, &bo->base, handle);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	return bo;
 }
 
 /**

@@ -33,6 +33,8 @@ struct trn_device;
  * @capabilities: DRM_TRN_CAP_* bits
  * @hbm_cpu_wc: CPU mappings of device memory must be write-combined (a PCI
  *              BAR); otherwise they are cached (the simulator's memory)
+ * @ring_entries: descriptors in each hardware queue's ring, a power of two
+ *                from 16 to 65536
  */
 struct trn_device_desc {
 	u32 generation;
@@ -44,6 +46,71 @@ struct trn_device_desc {
 	u64 va_size;
 	u64 capabilities;
 	bool hbm_cpu_wc;
+	u32 ring_entries;
+};
+
+/**
+ * struct trn_hw_desc - one job in a hardware ring (device-visible memory)
+ * @seqno: ring sequence number of the job (core); the descriptor of job S
+ *         sits in slot S % entries
+ * @cmd_va: device address of the job's command stream (core)
+ * @cmd_size: bytes of commands (core)
+ * @ctx: MMU context the job runs in (core)
+ * @status: &enum drm_trn_job_status (device, before completing the job)
+ * @reserved0: zero
+ * @error_offset: offset of the failing command in its buffer (device)
+ * @error_cmd_va: device address of the failing command (device)
+ * @fault_va: address that faulted, for DRM_TRN_STATUS_MMU_FAULT (device)
+ * @start_ns: device clock when the job started (device)
+ * @end_ns: device clock when the job finished (device)
+ * @reserved: zero
+ *
+ * All fields are little endian. The core fills a descriptor, then rings the
+ * doorbell; the device writes its fields back, then advances the ring's
+ * &struct trn_hw_ring_status, then interrupts.
+ */
+struct trn_hw_desc {
+	__le64 seqno;
+	__le64 cmd_va;
+	__le32 cmd_size;
+	__le32 ctx;
+	__le32 status;
+	__le32 reserved0;
+	__le64 error_offset;
+	__le64 error_cmd_va;
+	__le64 fault_va;
+	__le64 start_ns;
+	__le64 end_ns;
+	__le64 reserved[7];
+};
+
+/**
+ * struct trn_hw_ring_status - completion record of a ring, written by the
+ * device
+ * @completed_seqno: every job up to this ring sequence number is finished
+ *                   and its descriptor written back
+ * @reserved: zero
+ */
+struct trn_hw_ring_status {
+	__le64 completed_seqno;
+	__le64 reserved[7];
+};
+
+/**
+ * struct trn_hw_ring - a hardware queue's ring, as the core sets it up
+ * @index: ring number, core * queues_per_core + queue
+ * @entries: descriptors in the ring (&trn_device_desc.ring_entries)
+ * @desc_dma: DMA address of @entries &struct trn_hw_desc
+ * @status_dma: DMA address of the &struct trn_hw_ring_status
+ *
+ * Ring sequence numbers start at 1. The device executes jobs of one ring in
+ * order, one at a time; rings of one NeuronCore share its engine.
+ */
+struct trn_hw_ring {
+	u32 index;
+	u32 entries;
+	dma_addr_t desc_dma;
+	dma_addr_t status_dma;
 };
 
 /* Device access rights of a mapping. */
@@ -83,9 +150,22 @@ struct trn_mmu_map {
 
  * @hbm_clear: zero device memory [@offset, @offset + @size) before it is
  *             handed out again; it must read as zero when this returns
+ * @ring_init: start watching ring @ring; its status reads 0 (nothing done)
+ * @ring_fini: stop watching ring @index; nothing runs on it any more
+ * @ring_doorbell: descriptors up to ring sequence number @tail are valid
+ * @ring_reset: abandon job @seqno of ring @index (the oldest unfinished
+ *              one, normally running): when this returns the device no
+ *              longer touches it, its descriptor is not written back, the
+ *              ring's completed_seqno reads at least @seqno (it never goes
+ *              backwards), and the jobs after it run once a doorbell covers
+ *              them
  *
  * The core calls the context, MMU and memory operations only between
  * drm_dev_enter() and drm_dev_exit(), and serialises calls for one context.
+ * It calls ring_doorbell with a spinlock held (the backend must not sleep
+ * there); ring_reset and ring_fini may sleep, and the core holds no lock
+ * there that trn_device_ring_irq() takes. A context is destroyed only after
+ * every job that ran in it finished or was abandoned by ring_reset.
  */
 struct trn_hw_ops {
 	struct module *owner;
@@ -98,6 +178,10 @@ struct trn_hw_ops {
 	void (*mmu_unmap)(struct trn_device *tdev, u32 ctx, u64 va, u64 size);
 	int (*hbm_pfn)(struct trn_device *tdev, u64 offset, unsigned long *pfn);
 	void (*hbm_clear)(struct trn_device *tdev, u64 offset, u64 size);
+	int (*ring_init)(struct trn_device *tdev, const struct trn_hw_ring *ring);
+	void (*ring_fini)(struct trn_device *tdev, u32 index);
+	void (*ring_doorbell)(struct trn_device *tdev, u32 index, u64 tail);
+	void (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
 };
 
 struct trn_device *trn_device_register(struct device *parent,
@@ -108,5 +192,6 @@ void trn_device_unregister(struct trn_device *tdev);
 void *trn_device_hw_priv(struct trn_device *tdev);
 void trn_device_mmu_fault(struct trn_device *tdev, u32 ctx, u64 va,
 			  bool write);
+void trn_device_ring_irq(struct trn_device *tdev, u32 index);
 
 #endif /* __TRN_HW_H__ */

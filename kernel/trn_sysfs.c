@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The trn authors
  *
  * Per-device figures in sysfs, on the accel node's device:
- * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes.
+ * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, and
+ * the job counters jobs_submitted, jobs_completed, jobs_failed and resets.
  */
 
 #include <linux/device.h>
@@ -42,10 +43,28 @@ static ssize_t host_pinned_show(struct device *kdev,
 }
 static DEVICE_ATTR_RO(host_pinned);
 
+#define TRN_STAT_ATTR(_name, _field)					\
+static ssize_t _name##_show(struct device *kdev,			\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	return sysfs_emit(buf, "%lld\n",					\
+			  atomic64_read(&kdev_to_trn(kdev)->stats._field)); \
+}									\
+static DEVICE_ATTR_RO(_name)
+
+TRN_STAT_ATTR(jobs_submitted, submitted);
+TRN_STAT_ATTR(jobs_completed, completed);
+TRN_STAT_ATTR(jobs_failed, failed);
+TRN_STAT_ATTR(resets, resets);
+
 static struct attribute *trn_attrs[] = {
 	&dev_attr_hbm_total.attr,
 	&dev_attr_hbm_used.attr,
 	&dev_attr_host_pinned.attr,
+	&dev_attr_jobs_submitted.attr,
+	&dev_attr_jobs_completed.attr,
+	&dev_attr_jobs_failed.attr,
+	&dev_attr_resets.attr,
 	NULL
 };
 

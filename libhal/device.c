@@ -269,7 +269,8 @@ TRN_PUBLIC int trn_device_list(unsigned int *minors, size_t cap, size_t *count)
 		return first_err;
 	}
 	qsort(found, n, sizeof(*found), cmp_uint);
-	memcpy(minors, found, (n < cap ? n : cap) * sizeof(*found));
+	if (cap)	/* minors may be NULL with cap 0: no memcpy(NULL) */
+		memcpy(minors, found, (n < cap ? n : cap) * sizeof(*found));
 	free(found);
 	*count = n;
 	return 0;

@@ -28,6 +28,10 @@ extern void *(*trnhal_test_mmap)(void *addr, size_t len, int prot, int flags,
 				 int fd, off_t offset);
 extern int (*trnhal_test_munmap)(void *addr, size_t len);
 size_t trnhal_test_registry_size(void);
+/* Spin budget of trn_fence_wait() before it sleeps (TRN_FENCE_SPIN_NS). */
+extern int64_t trnhal_test_spin_ns;
+/* Imported syncobjs a queue's cross-device cache holds. */
+size_t trnhal_test_queue_imports(trn_queue_t *queue);
 /* Buffers in @dev's handle table (distinct trn_bo_t objects). */
 size_t trnhal_test_bo_count(trn_device_t *dev);
 /* References of @bo, and of its CPU mapping. */
@@ -76,6 +80,47 @@ struct trn_device {
 	size_t bo_count;
 };
 
+/*
+ * trn_fence_wait() first polls the mapped status page for this long: a
+ * short job finishes within a few microseconds, and a syscall plus a
+ * wake-up costs more than that. Beyond it the caller sleeps in the kernel.
+ */
+#define TRN_FENCE_SPIN_NS	15000
+
+#ifdef TRNHAL_TESTING
+#define TRN_SPIN_NS		trnhal_test_spin_ns
+#else
+#define TRN_SPIN_NS		TRN_FENCE_SPIN_NS
+#endif
+
+struct drm_trn_queue_status_page;
+
+/*
+ * A syncobj of one queue imported into another device's file, for jobs of
+ * that device waiting on the queue's fences (queue.c).
+ */
+struct trn_queue_import {
+	struct trn_queue_import *next;
+	trn_device_t *dev;		/* holds a reference */
+	uint32_t handle;		/* in dev->fd */
+};
+
+/* A queue (trn_queue_t); shared by queue.c (submission) and fence.c. */
+struct trn_queue {
+	trn_device_t *dev;		/* holds a reference */
+	uint32_t id;
+	uint32_t syncobj;		/* timeline: point N = job N done */
+	uint32_t status_handle;		/* GEM handle of the status page */
+	const struct drm_trn_queue_status_page *page;	/* mapped read-only */
+	size_t page_size;
+	uint64_t last_seqno;		/* atomic; max of every seqno handed out */
+
+	/* lock protects the lazily made objects below. */
+	pthread_mutex_t lock;
+	uint32_t binary_syncobj;	/* for sync_file export; 0: none yet */
+	struct trn_queue_import *imports;
+};
+
 /* device.c */
 bool trn_handle_stale(const trn_device_t *dev);
 void trn_device_get(trn_device_t *dev);
@@ -83,5 +128,17 @@ int trn_ioctl_errno(int fd, unsigned long request, void *arg);
 
 /* memory.c: the device's last reference is gone; free its table. */
 void trn_bo_table_fini(trn_device_t *dev);
+/* memory.c: @bo's device and GEM handle, for job buffer lists. */
+trn_device_t *trn_bo_device(const trn_bo_t *bo);
+uint32_t trn_bo_handle(const trn_bo_t *bo);
+
+/* fence.c: trn_fence_status() of job @seqno of @queue from its status page. */
+int trn_queue_page_status(const trn_queue_t *queue, uint64_t seqno);
+/*
+ * fence.c: wait until job @seqno of @queue has finished, however it ended:
+ * 0, -ETIME, or the error of the wait itself.
+ */
+int trn_queue_wait_point(trn_queue_t *queue, uint64_t seqno,
+			 int64_t abs_timeout_ns);
 
 #endif /* TRNHAL_INTERNAL_H */

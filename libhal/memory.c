@@ -354,6 +354,16 @@ TRN_PUBLIC void trn_bo_free(trn_bo_t *bo)
 	trn_device_close(dev);
 }
 
+trn_device_t *trn_bo_device(const trn_bo_t *bo)
+{
+	return bo->dev;
+}
+
+uint32_t trn_bo_handle(const trn_bo_t *bo)
+{
+	return bo->handle;
+}
+
 TRN_PUBLIC uint64_t trn_bo_va(trn_bo_t *bo)
 {
 	if (!bo || trn_handle_stale(bo->dev))

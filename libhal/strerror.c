@@ -22,9 +22,16 @@ static const struct {
 	{ EACCES, "permission denied opening the /dev/accel node" },
 	{ EPERM, "operation not permitted" },
 	{ EINVAL, "invalid argument" },
-	{ EFAULT, "bad address passed to the driver" },
+	{ EFAULT, "bad address (for a job: device access outside the context's mappings)" },
 	{ ENOMEM, "out of memory" },
 	{ ENOTTY, "ioctl not supported by the driver" },
+	{ ETIME, "timed out waiting for a fence" },
+	{ ETIMEDOUT, "the job ran too long and its queue was reset" },
+	{ EILSEQ, "the device rejected a malformed command" },
+	{ ECANCELED, "the job was cancelled before it ran (queue or file closed)" },
+	{ ERANGE, "whether the job failed is too old for the status page to remember" },
+	{ EXDEV, "objects of different devices mixed where one device is required" },
+	{ ENOSPC, "the command buffer is full" },
 };
 
 TRN_PUBLIC const char *trn_strerror(int err)

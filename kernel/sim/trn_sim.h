@@ -21,7 +21,10 @@
 struct dentry;
 struct page;
 struct trn_device;
+struct trn_hw_ring;
 struct trn_mmu_map;
+struct trn_sim_core;
+struct workqueue_struct;
 
 #define TRN_SIM_MAX_ID		1023
 #define TRN_SIM_MAX_CORES	64
@@ -31,6 +34,9 @@ struct trn_mmu_map;
 #define TRN_SIM_DEFAULT_CORES	8
 #define TRN_SIM_DEFAULT_HBM_MIB	256
 #define TRN_SIM_DEFAULT_QUEUES	4
+
+/* Descriptors in each hardware ring. */
+#define TRN_SIM_RING_ENTRIES	256
 
 /* Every context sees the same device VA window: [4 GiB, 256 TiB). */
 #define TRN_SIM_VA_START	BIT_ULL(32)
@@ -67,6 +73,12 @@ struct trn_sim_shape {
  * @hbm_npages: pages of device memory
  * @ctxs: MMU context number -> its page table
  * @mmu_faults: device accesses that faulted, in any context
+ * @engine_wq: unbound workqueue running the engines of the NeuronCores
+ * @cores: one engine per NeuronCore while the device is bound, else NULL
+ * @clock_base: ktime_get_ns() when the device came up; the device clock
+ *              counts from there
+ * @hang_next: debugfs knob: so many of the next jobs to start hang
+ * @jobs_executed: jobs the device finished (and wrote back), any status
  */
 struct trn_sim_dev {
 	struct device dev;
@@ -86,6 +98,12 @@ struct trn_sim_dev {
 
 	struct xarray ctxs;
 	atomic64_t mmu_faults;
+
+	struct workqueue_struct *engine_wq;
+	struct trn_sim_core **cores;
+	u64 clock_base;
+	atomic_t hang_next;
+	atomic64_t jobs_executed;
 };
 
 static inline struct trn_sim_dev *to_trn_sim_dev(struct device *dev)
@@ -118,6 +136,18 @@ struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
 				   bool write);
 int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 		     u64 len);
+u64 *trn_sim_ctx_sems(struct trn_sim_dev *sdev, u32 n, u32 core);
+int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
+		   size_t len, bool write, u64 *fault_va);
+
+/* trn_sim_engine.c: rings, the engines of the NeuronCores */
+int trn_sim_engine_init(struct trn_sim_dev *sdev);
+void trn_sim_engine_fini(struct trn_sim_dev *sdev);
+void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev);
+int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *ring);
+void trn_sim_ring_fini(struct trn_device *tdev, u32 index);
+void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
+void trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);

@@ -17,14 +17,31 @@
 #include "../trn_hw.h"
 #include "trn_sim.h"
 
+/*
+ * The engines report faults and completions with sdev->tdev: set it before
+ * the device becomes visible, so that no job can run without it.
+ */
+static int trn_sim_hw_init(struct trn_device *tdev)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+
+	sdev->tdev = tdev;
+	return 0;
+}
+
 static const struct trn_hw_ops trn_sim_hw_ops = {
 	.owner = THIS_MODULE,
+	.hw_init = trn_sim_hw_init,
 	.ctx_init = trn_sim_ctx_init,
 	.ctx_fini = trn_sim_ctx_fini,
 	.mmu_map = trn_sim_mmu_map,
 	.mmu_unmap = trn_sim_mmu_unmap,
 	.hbm_pfn = trn_sim_hbm_pfn,
 	.hbm_clear = trn_sim_hbm_clear,
+	.ring_init = trn_sim_ring_init,
+	.ring_fini = trn_sim_ring_fini,
+	.ring_doorbell = trn_sim_ring_doorbell,
+	.ring_reset = trn_sim_ring_reset,
 };
 
 static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
@@ -36,6 +53,7 @@ static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
 			   &sdev->queues_per_core);
 	debugfs_create_u32("hbm_mib", 0400, sdev->debugfs, &sdev->hbm_mib);
 	trn_sim_mmu_debugfs_init(sdev);
+	trn_sim_engine_debugfs_init(sdev);
 }
 
 /**
@@ -57,6 +75,7 @@ int trn_sim_probe(struct device *dev)
 		.va_size = TRN_SIM_VA_END - TRN_SIM_VA_START,
 		.capabilities = DRM_TRN_CAP_SIMULATED |
 				DRM_TRN_CAP_HBM_CPU_VISIBLE,
+		.ring_entries = TRN_SIM_RING_ENTRIES,
 	};
 	struct trn_device *tdev;
 	int ret;
@@ -70,17 +89,23 @@ int trn_sim_probe(struct device *dev)
 	if (ret)
 		goto err_out;
 	trn_sim_mmu_init(sdev);
+	ret = trn_sim_engine_init(sdev);
+	if (ret)
+		goto err_mmu;
 
 	tdev = trn_device_register(dev, &desc, &trn_sim_hw_ops, sdev);
 	if (IS_ERR(tdev)) {
 		ret = PTR_ERR(tdev);
-		goto err_mem;
+		goto err_engine;
 	}
 	sdev->tdev = tdev;
 	trn_sim_debugfs_init(sdev);
 	return 0;
 
-err_mem:
+err_engine:
+	sdev->tdev = NULL;
+	trn_sim_engine_fini(sdev);
+err_mmu:
 	trn_sim_mmu_fini(sdev);
 	trn_sim_mem_fini(sdev);
 err_out:
@@ -99,7 +124,8 @@ void trn_sim_remove(struct device *dev)
 	debugfs_remove_recursive(sdev->debugfs);
 	sdev->debugfs = NULL;
 	trn_device_unregister(sdev->tdev);
-	/* Contexts of files still open, and memory of buffers still held. */
+	/* Engines still running or hung, then contexts of open files. */
+	trn_sim_engine_fini(sdev);
 	trn_sim_mmu_fini(sdev);
 	trn_sim_mem_fini(sdev);
 	sdev->tdev = NULL;

@@ -19,6 +19,7 @@
 #include <linux/dma-direct.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/overflow.h>
 #include <linux/rcupdate.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
@@ -27,6 +28,8 @@
 #include <linux/xarray.h>
 
 #include <kunit/visibility.h>
+
+#include <uapi/drm/trn_accel.h>
 
 #include "../trn_hw.h"
 #include "trn_sim.h"
@@ -44,10 +47,18 @@
  * struct trn_sim_ctx - one MMU context
  * @ptes: device page number -> page table entry (xarray value)
  * @rcu: frees the context after lookups that may still see it
+ * @sems: the context's device semaphores, %TRN_NUM_SEMAPHORES per
+ *        NeuronCore; only the engine of that NeuronCore touches them, and
+ *        only while it runs a job of this context
+ * @accesses: device accesses in flight that may hold a translation; an
+ *            unmap waits for them (the simulator's TLB shootdown), so
+ *            memory is never reached after its mapping was removed
  */
 struct trn_sim_ctx {
 	struct xarray ptes;
 	struct rcu_head rcu;
+	u64 *sems;
+	atomic_t accesses;
 };
 
 /**
@@ -63,6 +74,8 @@ EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_init);
 
 static void trn_sim_ctx_free(struct trn_sim_ctx *ctx)
 {
+	/* No job of the context runs any more: nobody uses its semaphores. */
+	kvfree(ctx->sems);
 	xa_destroy(&ctx->ptes);
 	kfree_rcu(ctx, rcu);
 }
@@ -96,12 +109,66 @@ int trn_sim_ctx_init(struct trn_device *tdev, u32 n)
 	if (!ctx)
 		return -ENOMEM;
 	xa_init(&ctx->ptes);
+	ctx->sems = kvcalloc(array_size(sdev->num_cores, TRN_NUM_SEMAPHORES),
+			     sizeof(*ctx->sems), GFP_KERNEL);
+	if (!ctx->sems) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	ret = xa_insert(&sdev->ctxs, n, ctx, GFP_KERNEL);
 	if (ret)
-		kfree(ctx);
+		goto err_sems;
+	return 0;
+
+err_sems:
+	kvfree(ctx->sems);
+err_free:
+	kfree(ctx);
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_ctx_init);
+
+/*
+ * Open an access window on context @n: translations made until
+ * trn_sim_ctx_access_end() stay usable, because an unmap waits for the
+ * window to close. Returns NULL if there is no such context.
+ */
+static struct trn_sim_ctx *trn_sim_ctx_access_begin(struct trn_sim_dev *sdev,
+						    u32 n)
+{
+	struct trn_sim_ctx *ctx;
+
+	rcu_read_lock();
+	ctx = xa_load(&sdev->ctxs, n);
+	if (ctx) {
+		atomic_inc(&ctx->accesses);
+		/* Count before the recheck and the PTE reads that follow. */
+		smp_mb__after_atomic();
+		if (xa_load(&sdev->ctxs, n) != ctx) {
+			/* Being destroyed: its pages must not be touched. */
+			if (atomic_dec_and_test(&ctx->accesses))
+				wake_up_var(&ctx->accesses);
+			ctx = NULL;
+		}
+	}
+	rcu_read_unlock();
+	return ctx;
+}
+
+static void trn_sim_ctx_access_end(struct trn_sim_ctx *ctx)
+{
+	/* Fully ordered: the accesses are done before the count drops. */
+	if (ctx && atomic_dec_and_test(&ctx->accesses))
+		wake_up_var(&ctx->accesses);
+}
+
+/* Wait for every access that may still use a translation just removed. */
+static void trn_sim_ctx_shootdown(struct trn_sim_ctx *ctx)
+{
+	/* The PTE (or context) removal before the read of the count. */
+	smp_mb();
+	wait_var_event(&ctx->accesses, !atomic_read(&ctx->accesses));
+}
 
 /* trn_hw_ops.ctx_fini */
 void trn_sim_ctx_fini(struct trn_device *tdev, u32 n)
@@ -109,8 +176,10 @@ void trn_sim_ctx_fini(struct trn_device *tdev, u32 n)
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
 	struct trn_sim_ctx *ctx = xa_erase(&sdev->ctxs, n);
 
-	if (ctx)
+	if (ctx) {
+		trn_sim_ctx_shootdown(ctx);
 		trn_sim_ctx_free(ctx);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_ctx_fini);
 
@@ -175,8 +244,10 @@ void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size)
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
 	struct trn_sim_ctx *ctx = xa_load(&sdev->ctxs, n);
 
-	if (ctx)
+	if (ctx) {
 		trn_sim_ptes_clear(ctx, va, size);
+		trn_sim_ctx_shootdown(ctx);
+	}
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_unmap);
 
@@ -188,6 +259,9 @@ EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_unmap);
  * @write: the access is a write
  *
  * A failed translation is reported to the core as a fault of context @n.
+ * The page stays what @va reaches only while an access window is open
+ * (trn_sim_mmu_rw() and trn_sim_dma_copy() open one): an unmap waits for
+ * open windows before the memory can be freed.
  *
  * Return: the page holding @va, or an ERR_PTR(): -EFAULT for a fault,
  * -ENOMEM if device memory cannot be backed.
@@ -225,6 +299,89 @@ struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_translate);
 
+/* An access in a context that does not exist (any more): a fault. */
+static struct page *trn_sim_mmu_no_ctx(struct trn_sim_dev *sdev, u32 n, u64 va,
+				       bool write)
+{
+	atomic64_inc(&sdev->mmu_faults);
+	trn_device_mmu_fault(sdev->tdev, n, va, write);
+	return ERR_PTR(-EFAULT);
+}
+
+/**
+ * trn_sim_ctx_sems() - the semaphores of a context on a NeuronCore
+ * @sdev: the device
+ * @n: the context
+ * @core: the NeuronCore
+ *
+ * The array stays valid until the context is destroyed, which the core
+ * does only after every job of the context finished or was abandoned.
+ *
+ * Return: %TRN_NUM_SEMAPHORES semaphores, or NULL if there is no such
+ * context.
+ */
+u64 *trn_sim_ctx_sems(struct trn_sim_dev *sdev, u32 n, u32 core)
+{
+	struct trn_sim_ctx *ctx;
+	u64 *sems = NULL;
+
+	rcu_read_lock();
+	ctx = xa_load(&sdev->ctxs, n);
+	if (ctx && core < sdev->num_cores)
+		sems = ctx->sems + (size_t)core * TRN_NUM_SEMAPHORES;
+	rcu_read_unlock();
+	return sems;
+}
+
+/**
+ * trn_sim_mmu_rw() - a device access of @len bytes in context @n
+ * @sdev: the device
+ * @n: the context
+ * @va: device virtual address
+ * @buf: where the bytes come from or go to
+ * @len: bytes
+ * @write: the device writes (@buf to @va), else it reads
+ * @fault_va: on -EFAULT, the first address that could not be reached
+ *
+ * Every page is translated through the context's page table; a fault is
+ * reported to the core by trn_sim_mmu_translate(). Bytes before the fault
+ * stay transferred. May sleep.
+ *
+ * Return: 0, -EFAULT or -ENOMEM.
+ */
+int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
+		   size_t len, bool write, u64 *fault_va)
+{
+	struct trn_sim_ctx *ctx = trn_sim_ctx_access_begin(sdev, n);
+	int ret = 0;
+
+	while (len) {
+		size_t chunk = min_t(u64, len, PAGE_SIZE - offset_in_page(va));
+		struct page *page;
+		void *p;
+
+		page = ctx ? trn_sim_mmu_translate(sdev, n, va, write) :
+			     trn_sim_mmu_no_ctx(sdev, n, va, write);
+		if (IS_ERR(page)) {
+			if (PTR_ERR(page) == -EFAULT)
+				*fault_va = va;
+			ret = PTR_ERR(page);
+			break;
+		}
+		p = kmap_local_page(page);
+		if (write)
+			memcpy(p + offset_in_page(va), buf, chunk);
+		else
+			memcpy(buf, p + offset_in_page(va), chunk);
+		kunmap_local(p);
+		buf += chunk;
+		va += chunk;
+		len -= chunk;
+	}
+	trn_sim_ctx_access_end(ctx);
+	return ret;
+}
+
 /**
  * trn_sim_dma_copy() - a DMA engine copy in context @n
  * @sdev: the device
@@ -239,18 +396,22 @@ EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_translate);
 int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 		     u64 len)
 {
+	struct trn_sim_ctx *ctx = trn_sim_ctx_access_begin(sdev, n);
+	int ret = 0;
+
 	while (len) {
 		size_t chunk = min3(len, PAGE_SIZE - offset_in_page(src),
 				    PAGE_SIZE - offset_in_page(dst));
 		struct page *sp, *dp;
 		void *s, *d;
 
-		sp = trn_sim_mmu_translate(sdev, n, src, false);
-		if (IS_ERR(sp))
-			return PTR_ERR(sp);
-		dp = trn_sim_mmu_translate(sdev, n, dst, true);
-		if (IS_ERR(dp))
-			return PTR_ERR(dp);
+		sp = ctx ? trn_sim_mmu_translate(sdev, n, src, false) :
+			   trn_sim_mmu_no_ctx(sdev, n, src, false);
+		dp = IS_ERR(sp) ? sp : trn_sim_mmu_translate(sdev, n, dst, true);
+		if (IS_ERR(dp)) {
+			ret = PTR_ERR(dp);
+			break;
+		}
 
 		s = kmap_local_page(sp);
 		d = kmap_local_page(dp);
@@ -263,7 +424,8 @@ int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 		len -= chunk;
 		cond_resched();
 	}
-	return 0;
+	trn_sim_ctx_access_end(ctx);
+	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_dma_copy);
 

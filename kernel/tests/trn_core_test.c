@@ -129,6 +129,7 @@ static const struct trn_device_desc good_desc = {
 	.hbm_size = SZ_256M,
 	.va_start = SZ_4G,
 	.va_size = SZ_4G,
+	.ring_entries = 256,
 };
 
 struct desc_case {
@@ -177,6 +178,21 @@ static void va_wraps(struct trn_device_desc *d)
 	d->va_size = SZ_8K;
 }
 
+static void ring_not_pow2(struct trn_device_desc *d)
+{
+	d->ring_entries = 100;
+}
+
+static void ring_too_small(struct trn_device_desc *d)
+{
+	d->ring_entries = 8;
+}
+
+static void ring_too_big(struct trn_device_desc *d)
+{
+	d->ring_entries = 1U << 17;
+}
+
 static const struct desc_case desc_cases[] = {
 	{ "valid", no_change, 0 },
 	{ "no_cores", no_cores, -EINVAL },
@@ -186,6 +202,9 @@ static const struct desc_case desc_cases[] = {
 	{ "va_size_unaligned", va_size_unaligned, -EINVAL },
 	{ "va_size_zero", va_size_zero, -EINVAL },
 	{ "va_wraps", va_wraps, -EINVAL },
+	{ "ring_not_pow2", ring_not_pow2, -EINVAL },
+	{ "ring_too_small", ring_too_small, -EINVAL },
+	{ "ring_too_big", ring_too_big, -EINVAL },
 };
 
 KUNIT_ARRAY_PARAM_DESC(desc, desc_cases, name);

@@ -187,6 +187,287 @@ int trn_bo_import(trn_device_t *dev, int dmabuf_fd, trn_bo_t **out);
 /* Memory figures of the device and of the process's context. */
 int trn_device_memory_stats(trn_device_t *dev, struct trn_memory_stats *stats);
 
+/*
+ * Execution: queues, command buffers, jobs and fences.
+ * See Documentation/libtrnhal.md, Documentation/execution.md and
+ * Documentation/isa.md.
+ *
+ * The ISA constants below (TRN_UNARY_*, TRN_BINARY_*, TRN_REDUCE_*, the
+ * command flags, TRN_NUM_SEMAPHORES, TRN_ISA_MAX_DIM) carry the same names
+ * and values as in the uAPI header trn_accel.h, where some are enumerators:
+ * a file that includes both must include trn_accel.h first.
+ */
+
+/* Opaque handle of a queue of jobs on one NeuronCore. */
+typedef struct trn_queue trn_queue_t;
+
+/* Opaque handle of a command buffer being built (a host buffer). */
+typedef struct trn_cmdbuf trn_cmdbuf_t;
+
+/* Priorities of trn_queue_create() (same as enum drm_trn_priority). */
+#define TRN_PRIORITY_LOW	0
+#define TRN_PRIORITY_NORMAL	1
+#define TRN_PRIORITY_HIGH	2	/* needs CAP_SYS_NICE */
+
+/*
+ * A fence: job number @seqno of @queue. Plain value, copy freely; valid
+ * while the queue exists. Jobs are numbered from 1; {queue, 0} is a fence
+ * that is always signalled.
+ */
+struct trn_fence {
+	trn_queue_t *queue;
+	uint64_t seqno;
+};
+
+/*
+ * Create a queue on NeuronCore @core with TRN_PRIORITY_* @priority.
+ * The queue holds a reference to @dev. All queue, submission and fence
+ * functions are thread-safe (many threads may submit to one queue).
+ * Errors: -EINVAL, -EACCES (HIGH without CAP_SYS_NICE), -ENOMEM, -ENODEV,
+ * -ECHILD.
+ */
+int trn_queue_create(trn_device_t *dev, uint32_t core, uint32_t priority,
+		     trn_queue_t **out);
+
+/*
+ * Destroy a queue. Jobs already submitted still run to completion; waiting
+ * for them first (trn_queue_wait_idle) is the caller's choice. Fences of
+ * the queue become invalid. NULL is a no-op.
+ */
+void trn_queue_destroy(trn_queue_t *queue);
+
+/* The device of a queue. */
+trn_device_t *trn_queue_device(trn_queue_t *queue);
+
+/* Number of the latest job submitted to @queue (0 before the first). */
+uint64_t trn_queue_last_seqno(trn_queue_t *queue);
+
+/*
+ * Wait until every job submitted to @queue so far has finished: 0 (even if
+ * some failed: fences and trn_queue_status() tell), -ETIME on timeout.
+ */
+int trn_queue_wait_idle(trn_queue_t *queue, int64_t abs_timeout_ns);
+
+/* Values of trn_queue_status.status (same as enum drm_trn_job_status). */
+#define TRN_STATUS_OK		0
+#define TRN_STATUS_BAD_OPCODE	1
+#define TRN_STATUS_BAD_SIZE	2
+#define TRN_STATUS_BAD_ALIGN	3
+#define TRN_STATUS_BAD_ARG	4
+#define TRN_STATUS_CALL_DEPTH	5
+#define TRN_STATUS_MMU_FAULT	6
+#define TRN_STATUS_TIMEOUT	7
+#define TRN_STATUS_ABORTED	8
+
+/* Bits of trn_queue_status.state (same as DRM_TRN_QUEUE_*). */
+#define TRN_QUEUE_GUILTY	(1U << 0)	/* caused a reset */
+#define TRN_QUEUE_FAULTED	(1U << 1)	/* made an MMU fault */
+
+/*
+ * State of a queue (DRM_IOCTL_TRN_QUEUE_STATUS): counters and where its
+ * latest failed job failed; fixed size, new fields come from reserved.
+ */
+struct trn_queue_status {
+	uint64_t submitted_seqno;
+	uint64_t completed_seqno;
+	uint64_t jobs_failed;
+	uint64_t failed_seqno;		/* latest failed job, or 0 */
+	int32_t error;			/* its negative errno, or 0 */
+	uint32_t status;		/* its TRN_STATUS_* */
+	uint64_t error_offset;		/* failing command's offset in its buffer */
+	uint64_t error_cmd_va;		/* failing command's device address */
+	uint64_t fault_va;		/* faulting address (MMU faults) */
+	uint32_t state;			/* TRN_QUEUE_* */
+	uint32_t resets;		/* resets the queue's jobs caused */
+	uint64_t reserved[6];
+};
+
+/* Ask the kernel for the state of @queue (a system call). */
+int trn_queue_status(trn_queue_t *queue, struct trn_queue_status *status);
+
+/*
+ * Create a command buffer able to hold @capacity bytes of commands (rounded
+ * up to pages; 0 picks 64 KiB), in a host buffer the device reads. Holds a
+ * reference to @dev. A command buffer is recorded by one thread at a time
+ * (no lock: recording is a few stores); in a forked child the trn_cmd_*
+ * functions return -ECHILD (its memory is still the parent's).
+ */
+int trn_cmdbuf_create(trn_device_t *dev, size_t capacity, trn_cmdbuf_t **out);
+
+/* Free a command buffer; jobs that use it must have finished. NULL: no-op. */
+void trn_cmdbuf_destroy(trn_cmdbuf_t *cb);
+
+/*
+ * Forget the commands recorded so far, to record new ones from the start.
+ * Jobs that use the old commands must have finished.
+ */
+void trn_cmdbuf_reset(trn_cmdbuf_t *cb);
+
+/* Bytes recorded since creation or the last reset, and the capacity. */
+size_t trn_cmdbuf_size(const trn_cmdbuf_t *cb);
+size_t trn_cmdbuf_capacity(const trn_cmdbuf_t *cb);
+
+/* Device address of the first command, and of the next one to be recorded. */
+uint64_t trn_cmdbuf_va(const trn_cmdbuf_t *cb);
+uint64_t trn_cmdbuf_tail_va(const trn_cmdbuf_t *cb);
+
+/* The buffer behind the command buffer (for job buffer lists). */
+trn_bo_t *trn_cmdbuf_bo(trn_cmdbuf_t *cb);
+
+/* Device semaphores per context and core, largest dimension (ISA limits). */
+#define TRN_NUM_SEMAPHORES	256
+#define TRN_ISA_MAX_DIM		(1U << 16)
+
+/*
+ * One function per ISA operation (Documentation/isa.md). Each appends one
+ * command and returns 0, -ENOSPC when it does not fit (nothing appended),
+ * or -EINVAL for arguments the ISA can never accept: unknown op or flags,
+ * a semaphore >= TRN_NUM_SEMAPHORES, a dimension of 0 or above
+ * TRN_ISA_MAX_DIM, a matmul B operand above the ISA's limit (k * n * 4
+ * bytes), a CALL of 0 bytes, not a multiple of 8 or not 8-byte aligned.
+ * The device checks the rest (addresses, pitches, sizes) when it runs the
+ * job. trn_cmd_copy() is trn_cmd_copy2d() with one row and both pitches
+ * equal to @size.
+ */
+int trn_cmd_nop(trn_cmdbuf_t *cb);
+int trn_cmd_write32(trn_cmdbuf_t *cb, uint64_t dst, uint32_t value);
+int trn_cmd_write64(trn_cmdbuf_t *cb, uint64_t dst, uint64_t value);
+int trn_cmd_fill(trn_cmdbuf_t *cb, uint64_t dst, uint32_t pattern,
+		 uint64_t size);
+int trn_cmd_copy(trn_cmdbuf_t *cb, uint64_t dst, uint64_t src, uint64_t size);
+int trn_cmd_copy2d(trn_cmdbuf_t *cb, uint64_t dst, uint64_t dst_pitch,
+		   uint64_t src, uint64_t src_pitch, uint64_t width,
+		   uint64_t height);
+int trn_cmd_timestamp(trn_cmdbuf_t *cb, uint64_t dst);
+int trn_cmd_sem_signal(trn_cmdbuf_t *cb, uint32_t sem, uint64_t value);
+int trn_cmd_sem_wait(trn_cmdbuf_t *cb, uint32_t sem, uint64_t value);
+int trn_cmd_call(trn_cmdbuf_t *cb, uint64_t va, uint64_t size);
+
+/* Operand description of trn_cmd_matmul(); pitches in bytes. */
+struct trn_matmul {
+	uint32_t m, n, k;
+	uint32_t flags;			/* TRN_MATMUL_* */
+	uint64_t a, lda;		/* A[m][k], f32 or bf16 */
+	uint64_t b, ldb;		/* B[k][n], f32 or bf16 */
+	uint64_t c, ldc;		/* C[m][n], f32 */
+};
+#define TRN_MATMUL_BF16		(1U << 0)	/* A and B are bf16 */
+#define TRN_MATMUL_ACCUMULATE	(1U << 1)	/* C += A * B */
+int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm);
+
+/* Element-wise and reduction operations (same as enum trn_*_op). */
+#define TRN_UNARY_COPY		0
+#define TRN_UNARY_NEG		1
+#define TRN_UNARY_ABS		2
+#define TRN_UNARY_RELU		3
+#define TRN_UNARY_GELU		4
+#define TRN_UNARY_EXP		5
+#define TRN_UNARY_RECIP		6
+#define TRN_UNARY_SQRT		7
+#define TRN_UNARY_TANH		8
+#define TRN_UNARY_RELU_GRAD	9
+#define TRN_BINARY_ADD		0
+#define TRN_BINARY_SUB		1
+#define TRN_BINARY_MUL		2
+#define TRN_BINARY_DIV		3
+#define TRN_BINARY_MAX		4
+#define TRN_BINARY_MIN		5
+#define TRN_REDUCE_SUM		0
+#define TRN_REDUCE_MAX		1
+#define TRN_ELEM_DST_BF16	(1U << 0)	/* store results as bf16 */
+#define TRN_BINARY_B_PER_ROW	(1U << 1)	/* b: one value per row */
+
+/* Pitches in bytes; a pitch of 0 for a source repeats its first row. */
+int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
+		  uint32_t rows, uint32_t cols, uint64_t dst, uint64_t dst_pitch,
+		  uint64_t src, uint64_t src_pitch);
+int trn_cmd_binary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
+		   uint32_t rows, uint32_t cols, uint64_t dst,
+		   uint64_t dst_pitch, uint64_t a, uint64_t a_pitch,
+		   uint64_t b, uint64_t b_pitch);
+int trn_cmd_reduce(trn_cmdbuf_t *cb, uint32_t op, uint32_t rows,
+		   uint32_t cols, uint64_t dst, uint64_t src,
+		   uint64_t src_pitch);
+
+/*
+ * A job for trn_submit(): the commands at [cmd_va, cmd_va + cmd_size) (for
+ * a command buffer: trn_cmdbuf_va() and trn_cmdbuf_size()), buffers of the
+ * queue's device kept alive while it runs (list the command buffer's own
+ * trn_cmdbuf_bo() too), fences to wait for (any queue of any device; those
+ * with seqno 0 are skipped) and raw syncobjs of the device to wait for or
+ * signal (point 0: binary syncobj).
+ */
+struct trn_syncobj_point {
+	uint32_t handle;		/* syncobj handle in trn_device_fd() */
+	uint32_t reserved;		/* zero */
+	uint64_t point;			/* timeline point, 0 for binary */
+};
+
+struct trn_job {
+	uint64_t cmd_va;
+	uint32_t cmd_size;
+	uint32_t flags;			/* zero */
+	trn_bo_t *const *bos;
+	uint32_t bo_count;
+	uint32_t wait_count;
+	const struct trn_fence *waits;
+	const struct trn_syncobj_point *wait_syncobjs;
+	uint32_t wait_syncobj_count;
+	uint32_t signal_syncobj_count;
+	const struct trn_syncobj_point *signal_syncobjs;
+	uint64_t reserved[4];		/* zero */
+};
+
+/*
+ * Submit one job, or @count jobs in one system call (all or none are
+ * queued, in order). @fences (may be NULL) receives each job's fence.
+ * Errors: -EINVAL (NULL arrays with counts, non-zero reserved fields),
+ * -EXDEV (a buffer of another device), -ECHILD, and the kernel's (-EINVAL,
+ * -ENOENT for a bad handle, -EFAULT, ...); nothing is queued on error.
+ * A full queue blocks in the kernel until there is room.
+ */
+int trn_submit(trn_queue_t *queue, const struct trn_job *job,
+	       struct trn_fence *fence);
+int trn_submit_batch(trn_queue_t *queue, const struct trn_job *jobs,
+		     size_t count, struct trn_fence *fences);
+
+/*
+ * Fence state without a system call: 1 while pending, 0 when the job
+ * finished successfully, a negative errno when it failed (-EILSEQ bad
+ * command, -EFAULT MMU fault, -ETIMEDOUT hang, -ENODEV device gone,
+ * -ECANCELED ...). -ERANGE when the job finished but whether it failed is
+ * no longer known (more than 64 failures since). -EINVAL for a fence
+ * without a queue or with a seqno never handed out, -ECHILD.
+ */
+int trn_fence_status(const struct trn_fence *fence);
+
+/*
+ * Wait for a fence until CLOCK_MONOTONIC @abs_timeout_ns (INT64_MAX:
+ * forever). Spins briefly on the mapped completion record, then sleeps in
+ * the kernel. Returns what trn_fence_status() returns once the fence is
+ * finished, or -ETIME on timeout.
+ */
+int trn_fence_wait(const struct trn_fence *fence, int64_t abs_timeout_ns);
+
+/*
+ * Wait for @count fences (any queues of one device, else -EXDEV): all of
+ * them, or with @wait_any the first to finish, whose index goes to @first
+ * (may be NULL; untouched without @wait_any). Returns 0 when the condition
+ * holds (check each with trn_fence_status()), -ETIME on timeout.
+ */
+int trn_fence_wait_many(const struct trn_fence *fences, size_t count,
+			int wait_any, int64_t abs_timeout_ns, size_t *first);
+
+/*
+ * A sync_file for the fence: a pollable fd (POLLIN when finished,
+ * O_CLOEXEC), owned by the caller, usable with other drivers. A fence with
+ * seqno 0 gives a signalled sync_file (it still needs its queue).
+ */
+int trn_fence_sync_file(const struct trn_fence *fence, int *fd);
+
+/* CLOCK_MONOTONIC now, in ns, for absolute timeouts. */
+int64_t trn_now_ns(void);
+
 /* Text for a (negative) errno returned by this library; never NULL. */
 const char *trn_strerror(int err);
 

@@ -43,6 +43,10 @@
 #define NR_FILES	8	/* descriptors per thread */
 #define NR_SYNCOBJS	16	/* syncobj handles remembered per file */
 #define NR_BOS		16	/* buffers remembered per file */
+#define NR_QUEUES	8	/* queues remembered per file */
+#define CMD_BO_SIZE	(64u << 10)	/* a file's buffer of command streams */
+#define CMD_SLOT	4096	/* one stream; the upper half is data */
+#define CMD_SLOTS	(CMD_BO_SIZE / 2 / CMD_SLOT)
 #define ARG_SIZE	16384	/* _IOC_SIZE() is 14 bits */
 #define BIG_SIZE	65536	/* handle and point arrays */
 #define UP_PAGES	8	/* writable userptr pages, then none, then ro */
@@ -68,6 +72,7 @@ struct fuzz_bo {
 	uint32_t flags;		/* DRM_TRN_BO_* it was created with */
 	bool created;		/* created by this file: charged to it */
 	bool written;		/* the CPU wrote to it */
+	bool kernel_owned;	/* a queue's status page: read-only, kernel's */
 	uint64_t size;		/* bytes, 0 if not known */
 	uint64_t va;		/* 0 if not known */
 	uint64_t mmap_offset;	/* from BO_INFO, 0 if not known or none */
@@ -84,6 +89,17 @@ struct fuzz_dfile {
 	uint32_t syncobjs[NR_SYNCOBJS];
 	unsigned int nr_bos;
 	struct fuzz_bo bos[NR_BOS];
+	/* Execution: the file's queues and its command buffer. */
+	bool queues_made;	/* status pages exist: charges not exact */
+	unsigned int nr_queues;
+	struct fuzz_queue {
+		uint32_t id;
+		uint32_t syncobj;
+		uint64_t submitted;	/* UINT64_MAX: not known */
+	} queues[NR_QUEUES];
+	uint32_t cmd_handle;	/* 0: none yet */
+	uint64_t cmd_va;
+	unsigned char *cmd_map;	/* NULL: not mapped (write-only file) */
 };
 
 struct fuzz_file {
@@ -341,7 +357,8 @@ fail(struct fuzz_thread *t, int err, const char *fmt, ...)
 
 static bool resource_errno(int err)
 {
-	return err == ENOMEM || err == EDQUOT || err == ENOSPC;
+	/* EMFILE: a context's 256 queues. */
+	return err == ENOMEM || err == EDQUOT || err == ENOSPC || err == EMFILE;
 }
 
 /*
@@ -589,8 +606,11 @@ static void close_file(struct fuzz_thread *t, struct fuzz_file *f)
 {
 	if (f->fd >= 0 && close(f->fd))
 		fail(t, errno, "close(%d) failed", f->fd);
-	if (f->df && !--f->df->refs)
+	if (f->df && !--f->df->refs) {
+		if (f->df->cmd_map)
+			munmap(f->df->cmd_map, CMD_BO_SIZE);
 		memset(f->df, 0, sizeof(*f->df));
+	}
 	f->fd = -1;
 	f->df = NULL;
 }
@@ -893,7 +913,8 @@ static void check_answer(struct fuzz_thread *t, const struct target *tg,
 		     (uint64_t)mem.hbm_used, (uint64_t)mem.hbm_total,
 		     (uint64_t)mem.ctx_hbm, (uint64_t)mem.ctx_pinned,
 		     (uint64_t)mem.host_pinned);
-	if (!tg->df->exact)
+	/* A queue's status page may or may not be charged to its context. */
+	if (!tg->df->exact || tg->df->queues_made)
 		return;
 	file_charges(tg->df, &bos, &hbm, &pinned);
 	if (mem.ctx_bos != bos || mem.ctx_hbm != hbm ||
@@ -1292,6 +1313,713 @@ static void gen_bo_userptr(struct fuzz_thread *t, const struct target *tg)
 	       DRM_TRN_BO_DEVICE_READ_ONLY : 0);
 }
 
+/* ---- execution: queues and submission ---- */
+
+static void fill_random(struct fuzz_thread *t, unsigned char *p, size_t len);
+static bool all_zero(const unsigned char *p, size_t len);
+
+static struct fuzz_queue *find_queue(struct fuzz_dfile *df, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; df && i < df->nr_queues; i++)
+		if (df->queues[i].id == id)
+			return &df->queues[i];
+	return NULL;
+}
+
+static void forget_queue(struct fuzz_dfile *df, uint32_t id)
+{
+	struct fuzz_queue *q = find_queue(df, id);
+
+	if (q)
+		*q = df->queues[--df->nr_queues];
+}
+
+/* A queue id: mostly one the file has, else anything. */
+static uint32_t pick_queue_id(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct fuzz_dfile *df = tg->df;
+
+	if (df && df->nr_queues && !one_in(t, 6))
+		return df->queues[below(t, df->nr_queues)].id;
+	switch (below(t, 4)) {
+	case 0:
+		return 0;
+	case 1:
+		return 1 + below(t, 16);
+	default:
+		return rnd_u32(t);
+	}
+}
+
+/* Destroy one remembered queue so that a new one can be remembered. */
+static void make_queue_room(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_trn_queue_destroy d = { 0 };
+	struct fuzz_dfile *df = tg->df;
+	int ret;
+
+	if (tg->kind != T_FILE || df->nr_queues < NR_QUEUES)
+		return;
+	d.queue_id = df->queues[below(t, df->nr_queues)].id;
+	snprintf(t->call, sizeof(t->call), "TRN_QUEUE_DESTROY(fd %d, queue %u)",
+		 tg->fd, d.queue_id);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
+	account(t, tg, ret, df->exact ? 0 : MODEL_ANY);
+	if (!ret)
+		forget_queue(df, d.queue_id);
+}
+
+static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	struct drm_trn_queue_create c, *uc;
+	unsigned int i, n = below(t, 3);
+	bool outputs = false;
+	enum arg_kind kind;
+	int ret, model;
+
+	memset(&c, 0, sizeof(c));
+	c.core = below(t, ref->num_cores);
+	c.priority = below(t, 3);
+	for (i = 0; i < n; i++) {
+		switch (below(t, 6)) {
+		case 0:
+			c.core = one_in(t, 2) ? ref->num_cores + below(t, 4) :
+						rnd_u32(t);
+			break;
+		case 1:
+			c.priority = 3 + below(t, 4);
+			break;
+		case 2:
+			c.flags = rnd_bits(t);
+			break;
+		case 3:
+			c.reserved[below(t, 2)] = (uint64_t)rnd_bits(t) <<
+						  below(t, 33);
+			break;
+		case 4:
+			/* Output fields on input (see test_exec). */
+			c.queue_id = rnd_u32(t);
+			c.status_handle = rnd_u32(t);
+			outputs = c.queue_id || c.status_handle;
+			break;
+		default:
+			c.core = below(t, 64);
+			break;
+		}
+	}
+	make_queue_room(t, tg);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags || c.reserved[0] || c.reserved[1] ||
+	    c.priority > DRM_TRN_PRIORITY_HIGH)
+		model = -EINVAL;
+	else if (outputs || tg->kind != T_FILE || !tg->df->stable)
+		model = MODEL_ANY;
+	else if (c.core >= ref->num_cores)
+		model = -EINVAL;
+	else
+		model = MODEL_RESOURCE;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_CREATE(fd %d, %s, core %u priority %u flags %#x reserved %#" PRIx64 "/%#" PRIx64 " queue_id %u)",
+		 tg->fd, arg_kind_names[kind], c.core, c.priority, c.flags,
+		 (uint64_t)c.reserved[0], (uint64_t)c.reserved[1], c.queue_id);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_CREATE, uc);
+	account(t, tg, ret, model);
+	if (tg->kind != T_FILE)
+		return;
+	if (kind == A_RO)
+		tg->df->exact = false;	/* made, maybe, but not reported */
+	if (ret || kind != A_NORMAL)
+		return;
+	{
+		struct fuzz_dfile *df = tg->df;
+		struct fuzz_bo *bo;
+
+		if (!uc->queue_id || find_queue(df, uc->queue_id) ||
+		    !uc->syncobj || !uc->status_handle ||
+		    (df->exact && find_bo(df, uc->status_handle)))
+			fail(t, 0, "new queue %u: syncobj %u status %u",
+			     uc->queue_id, uc->syncobj, uc->status_handle);
+		df->queues_made = true;
+		if (df->nr_queues < NR_QUEUES) {
+			struct fuzz_queue *q = &df->queues[df->nr_queues++];
+
+			q->id = uc->queue_id;
+			q->syncobj = uc->syncobj;
+			q->submitted = 0;
+		} else {
+			df->exact = false;
+		}
+		remember_syncobj(df, uc->syncobj);
+		bo = track_bo(df, uc->status_handle);
+		if (bo)
+			bo->kernel_owned = true;
+	}
+}
+
+static void gen_queue_destroy(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_trn_queue_destroy c = { 0 }, *uc;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+
+	c.queue_id = pick_queue_id(t, tg);
+	c.flags = one_in(t, 8) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags)
+		model = -EINVAL;
+	else if (exact(tg, kind))
+		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_DESTROY(fd %d, %s, queue %u flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.queue_id, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_DESTROY, uc);
+	account(t, tg, ret, model);
+	/* QUEUE_DESTROY only reads: the read-only argument (queue 1) too. */
+	if (!ret && tg->kind == T_FILE)
+		forget_queue(tg->df, kind == A_RO ? RO_HANDLE : c.queue_id);
+}
+
+static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_trn_queue_status c, *uc;
+	struct fuzz_queue *q;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+
+	memset(&c, 0, sizeof(c));
+	c.queue_id = pick_queue_id(t, tg);
+	c.flags = one_in(t, 8) ? rnd_bits(t) : 0;
+	/* Output fields are ignored on input. */
+	c.submitted_seqno = rnd64(t);
+	c.reserved[0] = rnd64(t);
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags)
+		model = -EINVAL;
+	else if (exact(tg, kind))
+		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_STATUS(fd %d, %s, queue %u flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.queue_id, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_STATUS, uc);
+	account(t, tg, ret, model);
+	if (ret || kind != A_NORMAL || tg->kind != T_FILE)
+		return;
+	if (uc->completed_seqno > uc->submitted_seqno ||
+	    uc->failed_seqno > uc->completed_seqno ||
+	    uc->jobs_failed > uc->completed_seqno ||
+	    uc->state & ~(DRM_TRN_QUEUE_GUILTY | DRM_TRN_QUEUE_FAULTED) ||
+	    uc->reserved[0] || uc->reserved[1] || uc->queue_id != c.queue_id)
+		fail(t, 0, "queue %u status: submitted %" PRIu64 " completed %"
+		     PRIu64 " failed %" PRIu64 "/%" PRIu64 " state %#x",
+		     c.queue_id, (uint64_t)uc->submitted_seqno,
+		     (uint64_t)uc->completed_seqno, (uint64_t)uc->jobs_failed,
+		     (uint64_t)uc->failed_seqno, uc->state);
+	q = tg->df->exact ? find_queue(tg->df, c.queue_id) : NULL;
+	if (q && q->submitted != UINT64_MAX &&
+	    uc->submitted_seqno != q->submitted)
+		fail(t, 0, "queue %u: submitted_seqno %" PRIu64 ", %" PRIu64
+		     " were submitted", c.queue_id,
+		     (uint64_t)uc->submitted_seqno, q->submitted);
+}
+
+/*
+ * The file's command buffer: a host buffer of CMD_BO_SIZE whose lower half
+ * holds streams (CMD_SLOTS of CMD_SLOT bytes) and whose upper half is what
+ * they write. Made (and mapped, where the file allows) on first use and
+ * again after a GEM_CLOSE took it. False if there is none.
+ */
+static bool cmd_bo(struct fuzz_thread *t, const struct target *tg)
+{
+	struct fuzz_dfile *df = tg->df;
+	struct drm_trn_bo_create c = { 0 };
+	struct fuzz_bo *bo;
+	void *m;
+	int ret;
+
+	if (df->cmd_handle && find_bo(df, df->cmd_handle))
+		return true;
+	if (df->cmd_map)
+		munmap(df->cmd_map, CMD_BO_SIZE);
+	df->cmd_map = NULL;
+	df->cmd_handle = 0;
+	if (!df->exact)
+		return false;	/* a handle could be anything */
+	make_room(t, tg);
+	c.size = CMD_BO_SIZE;
+	c.placement = DRM_TRN_PLACEMENT_HOST;
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_BO_CREATE(fd %d, command buffer)", tg->fd);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_CREATE, &c);
+	account(t, tg, ret, tg->df->stable ? MODEL_RESOURCE : MODEL_ANY);
+	if (ret)
+		return false;
+	new_bo(t, tg, c.handle, c.va, CMD_BO_SIZE, t->ctx->page_size,
+	       DRM_TRN_PLACEMENT_HOST, 0);
+	bo = find_bo(df, c.handle);
+	if (!bo) {
+		/* Not remembered: close it again. */
+		struct drm_gem_close g = { .handle = c.handle };
+
+		do_ioctl(tg->fd, DRM_IOCTL_GEM_CLOSE, &g);
+		return false;
+	}
+	bo->written = true;	/* not by the test's rules: it is ours */
+	df->cmd_handle = c.handle;
+	df->cmd_va = c.va;
+	{
+		struct drm_trn_bo_info info = { .handle = c.handle };
+
+		if (do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_INFO, &info) ||
+		    !info.mmap_offset)
+			return true;
+		bo->mmap_offset = info.mmap_offset;
+		m = mmap(NULL, CMD_BO_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 tg->fd, (off_t)info.mmap_offset);
+		df->cmd_map = m == MAP_FAILED ? NULL : m;
+	}
+	return true;
+}
+
+/*
+ * Make a stream safe to run without testing the patience of the fuzzer:
+ * walk it as the device does and turn SEM_WAIT and CALL into NOPs (waits
+ * nobody ends, calls of arbitrary memory), and clamp the sizes of the
+ * commands whose work grows with their arguments. Whatever stays malformed
+ * fails the job at once.
+ */
+static void defuse_stream(uint64_t *w, size_t words)
+{
+	size_t i = 0;
+
+	while (i < words) {
+		uint32_t hdr = (uint32_t)w[i];
+		uint32_t op = TRN_CMD_OPCODE(hdr), n = TRN_CMD_WORDS(hdr);
+
+		if (!n)
+			return;
+		switch (op) {
+		case TRN_OP_SEM_WAIT:
+		case TRN_OP_CALL:
+			w[i] = (w[i] & ~0xffull) | TRN_OP_NOP;
+			break;
+		case TRN_OP_FILL:
+			if (i + 2 < words)
+				w[i + 2] &= 0xfffff;		/* size */
+			break;
+		case TRN_OP_COPY:
+			if (i + 4 < words)
+				w[i + 3] &= 0xfffff,		/* width */
+				w[i + 4] &= 0xfff;		/* height */
+			break;
+		case TRN_OP_MATMUL:
+			/* m in the header word, then n and k. */
+			w[i] &= 0x0000003fffffffffull;
+			if (i + 1 < words)
+				w[i + 1] &= 0x0000003f0000003full;
+			break;
+		case TRN_OP_UNARY:
+		case TRN_OP_BINARY:
+		case TRN_OP_REDUCE:
+			if (i + 1 < words)
+				w[i + 1] &= 0x000000ff000000ffull;
+			break;
+		default:
+			break;
+		}
+		i += n;
+	}
+}
+
+/* A valid command of a few kinds, writing the upper half of the buffer. */
+static size_t valid_cmd(struct fuzz_thread *t, const struct fuzz_dfile *df,
+			unsigned char *p, size_t room)
+{
+	uint64_t data = df->cmd_va + CMD_BO_SIZE / 2;
+	uint64_t off = 8 * below(t, CMD_BO_SIZE / 2 / 8 - 512);
+	struct cmds c;
+
+	cmds_init(&c, p, 0, room);
+	switch (below(t, 7)) {
+	case 0:
+		cmds_nop(&c);
+		break;
+	case 1:
+		cmds_write32(&c, data + off, rnd32(t));
+		break;
+	case 2:
+		cmds_write64(&c, data + off, rnd64(t));
+		break;
+	case 3:
+		cmds_fill(&c, data + off, rnd32(t), 4 * below(t, 1024));
+		break;
+	case 4:
+		cmds_copy(&c, data + off, data + 8 * below(t, 512),
+			  below(t, 2048));
+		break;
+	case 5:
+		cmds_timestamp(&c, data + off);
+		break;
+	default:
+		cmds_sem(&c, false, below(t, TRN_NUM_SEMAPHORES + 2), 1);
+		break;
+	}
+	return c.len;
+}
+
+/*
+ * A stream in slot @slot: valid commands, random bytes, or valid commands
+ * with a few bytes flipped; its length.
+ */
+static size_t make_stream(struct fuzz_thread *t, struct fuzz_dfile *df,
+			  unsigned int slot)
+{
+	unsigned char *p = df->cmd_map + slot * CMD_SLOT;
+	size_t len = 0, n = 1 + below(t, 6), i;
+	unsigned int kind = below(t, 4);
+
+	if (kind == 0) {
+		len = 8 * (1 + below(t, 32));
+		fill_random(t, p, len);
+	} else {
+		for (i = 0; i < n; i++)
+			len += valid_cmd(t, df, p + len, CMD_SLOT - len);
+		if (kind == 1)
+			for (i = 1 + below(t, 3); i; i--)
+				p[below(t, (uint32_t)len)] ^=
+					(unsigned char)(1u << below(t, 8));
+	}
+	defuse_stream((uint64_t *)p, len / 8);
+	return len;
+}
+
+/* Bits of the errnos a submit may answer. */
+#define S_EINVAL	(1u << 0)
+#define S_ENOENT	(1u << 1)
+#define S_EFAULT	(1u << 2)
+
+static unsigned int submit_errno_bit(int err)
+{
+	return err == EINVAL ? S_EINVAL : err == ENOENT ? S_ENOENT :
+	       err == EFAULT ? S_EFAULT : 0;
+}
+
+/* Whether [@p, @p + @len) lies in the thread's arrays at @lo..@hi. */
+static bool within(uint64_t p, uint64_t len, const void *lo, const void *hi)
+{
+	return p >= (uintptr_t)lo && p <= (uintptr_t)hi &&
+	       len <= (uintptr_t)hi - p;
+}
+
+/*
+ * DRM_IOCTL_TRN_SUBMIT: 1-16 jobs (or a count out of range) of the file's
+ * queues or none, each a stream in the file's command buffer (valid,
+ * mutated or random bytes, defused), its buffers, in- and out-syncs, with
+ * a few mutations of any field. The model is a set: every argument error
+ * present must make the call fail with one of their errnos (the kernel's
+ * order of checks decides which); errors that depend on state the engine
+ * does not know (whether a syncobj point has a fence, handles it could not
+ * remember) are allowed but not required. A failed call must not move the
+ * queue's submitted_seqno; a successful one numbers its jobs on from it.
+ */
+static void gen_submit(struct fuzz_thread *t, const struct target *tg)
+{
+	const struct drm_trn_device_info *ref = &t->ctx->ref;
+	struct fuzz_dfile *df = tg->df;
+	unsigned char *arr = t->big;		/* the jobs */
+	uint32_t *handles = (uint32_t *)(t->big + 40960);
+	struct drm_trn_sync *syncs = (struct drm_trn_sync *)(t->big + 49152);
+	const void *big_end = t->big + BIG_SIZE;
+	struct fuzz_ptr jp = { (uintptr_t)arr, BIG_SIZE, "jobs" };
+	unsigned int count, gen, i, k, m, nh = 0, ns = 0;
+	unsigned int errs = 0, maybe = 0;
+	bool have_cmd, unknown = false;
+	struct drm_trn_submit s, *us;
+	struct fuzz_queue *q;
+	enum arg_kind kind;
+	size_t stride;
+	int ret;
+
+	have_cmd = tg->kind == T_FILE && cmd_bo(t, tg);
+	memset(&s, 0, sizeof(s));
+	s.queue_id = pick_queue_id(t, tg);
+	count = 1 + below(t, one_in(t, 4) ? 16 : 3);
+	s.job_size = sizeof(struct drm_trn_job);
+	switch (below(t, 12)) {
+	case 0:
+		s.job_size = 72 + 8 * below(t, 8);	/* a newer caller */
+		break;
+	case 1:
+		s.job_size = below(t, 64);
+		break;
+	case 2:
+		s.job_size = one_in(t, 2) ? 4097 + below(t, 100) : rnd_u32(t);
+		break;
+	default:
+		break;
+	}
+	if (one_in(t, 16))
+		count = one_in(t, 2) ? 0 : DRM_TRN_SUBMIT_MAX_JOBS + 1 +
+					   below(t, 100);
+	if (one_in(t, 16))
+		s.flags = rnd_bits(t);
+	if (s.flags || !count || count > DRM_TRN_SUBMIT_MAX_JOBS ||
+	    s.job_size < 64 || s.job_size > 4096)
+		errs |= S_EINVAL;
+	stride = s.job_size >= 64 && s.job_size <= 128 ? s.job_size : 64;
+	if (stride != s.job_size && !errs)
+		unknown = true;		/* the kernel reads what we did not write */
+	/* Jobs past the 16th are zero: only counts the kernel refuses. */
+	gen = count < 16 ? count : 16;
+	memset(arr, 0, stride * (count < 300 ? count : 300));
+
+	for (k = 0; k < gen; k++) {
+		struct drm_trn_job *j = (struct drm_trn_job *)(arr + k * stride);
+		unsigned int slot = below(t, CMD_SLOTS);
+		uint32_t nbo, nin, nout;
+
+		if (have_cmd && df->cmd_map) {
+			j->cmd_va = df->cmd_va + slot * CMD_SLOT;
+			j->cmd_size = (uint32_t)make_stream(t, df, slot);
+		} else if (have_cmd) {
+			j->cmd_va = df->cmd_va + slot * CMD_SLOT;
+			j->cmd_size = 8 * (1 + below(t, 8));
+		} else {
+			j->cmd_va = ref->va_start + 8 * below(t, 1u << 20);
+			j->cmd_size = 8 * (1 + below(t, 8));
+		}
+		/* The buffers: the command buffer and others, maybe wrong. */
+		j->bo_handles = (uintptr_t)(handles + nh);
+		nbo = 0;
+		if (have_cmd && !one_in(t, 8))
+			handles[nh + nbo++] = df->cmd_handle;
+		for (m = below(t, 3); m; m--)
+			handles[nh + nbo++] = pick_bo_handle(t, tg);
+		j->bo_count = nbo;
+		nh += nbo;
+		/* In-syncs: queue timelines and the file's syncobjs. */
+		nin = below(t, 4) ? 0 : 1 + below(t, 2);
+		j->in_syncs = (uintptr_t)(syncs + ns);
+		for (m = 0; m < nin; m++, ns++) {
+			memset(&syncs[ns], 0, sizeof(syncs[ns]));
+			if (df && df->nr_queues && one_in(t, 2)) {
+				const struct fuzz_queue *fq =
+					&df->queues[below(t, df->nr_queues)];
+
+				syncs[ns].handle = fq->syncobj;
+				syncs[ns].point =
+					fq->submitted != UINT64_MAX &&
+					fq->submitted ?
+					1 + below(t, (uint32_t)fq->submitted) :
+					below(t, 4);
+			} else {
+				syncs[ns].handle = pick_syncobj(t, tg);
+				syncs[ns].point = one_in(t, 2) ? 0 : below(t, 8);
+			}
+		}
+		j->in_count = nin;
+		nout = below(t, 4) ? 0 : 1 + below(t, 2);
+		j->out_syncs = (uintptr_t)(syncs + ns);
+		for (m = 0; m < nout; m++, ns++) {
+			memset(&syncs[ns], 0, sizeof(syncs[ns]));
+			syncs[ns].handle = pick_syncobj(t, tg);
+			syncs[ns].point = one_in(t, 2) ? 0 : 1 + below(t, 64);
+		}
+		j->out_count = nout;
+		/* Output, ignored on input. */
+		j->seqno = one_in(t, 4) ? rnd64(t) : 0;
+
+		/* About one submit in three has a mutated job. */
+		for (m = below(t, 3 * gen) ? 0 : 1 + below(t, 2); m; m--) {
+			switch (below(t, 12)) {
+			case 0:
+				j->cmd_va += 1 + below(t, 7);
+				break;
+			case 1:
+				j->cmd_va = one_in(t, 2) ? below(t, 1u << 20) :
+					    rnd64(t);
+				break;
+			case 2:
+				j->cmd_size = one_in(t, 2) ? 0 :
+					      one_in(t, 2) ? 1 + below(t, 7) :
+					      DRM_TRN_JOB_MAX_CMD_SIZE + 8;
+				break;
+			case 3:
+				j->flags = rnd_bits(t);
+				break;
+			case 4:
+				j->pad = rnd_bits(t);
+				break;
+			case 5:
+				j->bo_count = DRM_TRN_JOB_MAX_BOS + 1 +
+					      below(t, 10);
+				break;
+			case 6:
+				j->bo_handles = pick_ptr(t, 0).addr;
+				break;
+			case 7:
+				j->in_count = DRM_TRN_JOB_MAX_FENCES + 1;
+				break;
+			case 8:
+				j->out_count = DRM_TRN_JOB_MAX_FENCES + 1;
+				break;
+			case 9:
+				j->in_syncs = pick_ptr(t, 0).addr;
+				break;
+			case 10:
+				j->out_syncs = pick_ptr(t, 0).addr;
+				break;
+			default:
+				/* A bad sync flag, or a duplicate buffer. */
+				if (j->in_count && within(j->in_syncs, 16, syncs,
+							  big_end))
+					((struct drm_trn_sync *)(uintptr_t)
+					 j->in_syncs)->flags = rnd_bits(t);
+				else if (nbo > 1)	/* this job's own */
+					handles[nh - 1] = handles[nh - 2];
+				break;
+			}
+		}
+		if (stride > 64 && one_in(t, 4))
+			arr[k * stride + 64 + below(t, (uint32_t)stride - 64)] =
+				(unsigned char)(1 + below(t, 255));
+	}
+	s.jobs = (uintptr_t)arr;
+	if (one_in(t, 16)) {
+		jp = pick_ptr(t, 0);
+		s.jobs = jp.addr;
+		unknown = true;		/* some memory, or none */
+	}
+
+	/* The model of each job the kernel will read. */
+	for (k = 0; k < gen && !unknown && !errs; k++) {
+		const struct drm_trn_job *j =
+			(const struct drm_trn_job *)(arr + k * stride);
+		uint64_t va_end = ref->va_start + ref->va_size;
+
+		if (j->flags || j->pad || !j->cmd_size || j->cmd_size % 8 ||
+		    j->cmd_size > DRM_TRN_JOB_MAX_CMD_SIZE || j->cmd_va % 8 ||
+		    j->cmd_va < ref->va_start ||
+		    j->cmd_va > va_end - j->cmd_size ||
+		    j->bo_count > DRM_TRN_JOB_MAX_BOS ||
+		    j->in_count > DRM_TRN_JOB_MAX_FENCES ||
+		    j->out_count > DRM_TRN_JOB_MAX_FENCES ||
+		    !all_zero(arr + k * stride + 64, stride - 64)) {
+			errs |= S_EINVAL;
+			continue;
+		}
+		/* Arrays at pick_ptr() addresses: contents unknown. */
+		if ((j->bo_count && !within(j->bo_handles, 4ull * j->bo_count,
+					    handles, syncs)) ||
+		    (j->in_count && !within(j->in_syncs, 16ull * j->in_count,
+					    syncs, big_end)) ||
+		    (j->out_count && !within(j->out_syncs, 16ull * j->out_count,
+					     syncs, big_end))) {
+			unknown = true;
+			break;
+		}
+		for (i = 0; i < j->bo_count; i++) {
+			const uint32_t *h = (const uint32_t *)(uintptr_t)
+					    j->bo_handles;
+
+			if (!df || !find_bo(df, h[i]))
+				errs |= S_ENOENT;
+			for (m = 0; m < i; m++)
+				if (h[m] == h[i])
+					errs |= S_EINVAL;
+		}
+		for (i = 0; i < j->in_count + j->out_count; i++) {
+			const struct drm_trn_sync *sy = i < j->in_count ?
+				(const void *)(uintptr_t)j->in_syncs :
+				(const void *)(uintptr_t)j->out_syncs;
+			bool known = false;
+
+			sy += i < j->in_count ? i : i - j->in_count;
+			if (sy->flags)
+				errs |= S_EINVAL;
+			for (m = 0; df && m < df->nr_syncobjs; m++)
+				known |= df->syncobjs[m] == sy->handle;
+			/* Syncobjs made behind the engine's back exist too. */
+			if (!known)
+				maybe |= S_ENOENT;
+			/* A point waited for must have a fence already. */
+			if (i < j->in_count)
+				maybe |= S_EINVAL;
+		}
+	}
+
+	s.job_count = count;
+	us = place_arg(t, &s, sizeof(s), &kind);
+	q = tg->kind == T_FILE ? find_queue(df, s.queue_id) : NULL;
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_SUBMIT(fd %d, %s, queue %u flags %#x jobs %s count %u size %u; first cmd %#" PRIx64 "+%u bos %u in %u out %u)",
+		 tg->fd, arg_kind_names[kind], s.queue_id, s.flags, jp.name,
+		 s.job_count, s.job_size,
+		 (uint64_t)((struct drm_trn_job *)arr)->cmd_va,
+		 ((struct drm_trn_job *)arr)->cmd_size,
+		 ((struct drm_trn_job *)arr)->bo_count,
+		 ((struct drm_trn_job *)arr)->in_count,
+		 ((struct drm_trn_job *)arr)->out_count);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_SUBMIT, us);
+	account(t, tg, ret, kind == A_NORMAL || kind == A_RO ? MODEL_ANY :
+						  -EFAULT);
+	if (tg->kind != T_FILE || kind != A_NORMAL)
+		return;
+	if (!q && !df->exact)
+		unknown = true;
+	else if (!q)
+		errs |= S_ENOENT;
+	if (!df->exact || !df->stable)
+		unknown = true;
+
+	if (!unknown) {
+		int e = -ret;
+		unsigned int bit = submit_errno_bit(e);
+
+		if (!ret && errs)
+			fail(t, 0, "succeeded, expected a failure (%#x)", errs);
+		else if (ret && !resource_errno(e) && !((errs | maybe) & bit))
+			fail(t, e, "returned %s, expected %s%#x", errname(e),
+			     errs ? "one of " : "success or ", errs | maybe);
+	}
+	if (!q)
+		return;
+	if (ret) {
+		/* A failed call queues nothing. */
+		struct drm_trn_queue_status st = { .queue_id = q->id };
+
+		if (q->submitted != UINT64_MAX &&
+		    !do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_STATUS, &st) &&
+		    st.submitted_seqno != q->submitted)
+			fail(t, 0, "failed submit moved submitted_seqno from %"
+			     PRIu64 " to %" PRIu64, q->submitted,
+			     (uint64_t)st.submitted_seqno);
+		return;
+	}
+	if (unknown) {
+		q->submitted = UINT64_MAX;
+		return;
+	}
+	for (k = 0; k < count && q->submitted != UINT64_MAX; k++) {
+		uint64_t seq;
+
+		memcpy(&seq, arr + k * stride + offsetof(struct drm_trn_job,
+							  seqno), 8);
+		if (seq != q->submitted + 1 + k) {
+			fail(t, 0, "job %u got seqno %" PRIu64 ", expected %"
+			     PRIu64, k, seq, q->submitted + 1 + k);
+			break;
+		}
+	}
+	if (q->submitted != UINT64_MAX)
+		q->submitted += count;
+}
+
 /*
  * The structure-aware generators of the driver's ioctls. A new ioctl gets
  * an entry here and in driver_ioctls[] below; see Documentation/fuzzing.md.
@@ -1305,6 +2033,10 @@ static const struct trn_ioctl_gen {
 	{ "TRN_BO_CREATE", gen_bo_create, 3 },
 	{ "TRN_BO_INFO", gen_bo_info, 2 },
 	{ "TRN_BO_USERPTR", gen_bo_userptr, 2 },
+	{ "TRN_QUEUE_CREATE", gen_queue_create, 2 },
+	{ "TRN_QUEUE_DESTROY", gen_queue_destroy, 1 },
+	{ "TRN_SUBMIT", gen_submit, 4 },
+	{ "TRN_QUEUE_STATUS", gen_queue_status, 2 },
 };
 
 static void act_trn(struct fuzz_thread *t)
@@ -1362,6 +2094,15 @@ static const struct trn_driver_ioctl {
 	{ DRM_TRN_BO_USERPTR, "TRN_BO_USERPTR",
 	  sizeof(struct drm_trn_bo_userptr),
 	  { offsetof(struct drm_trn_bo_userptr, addr), -1 }, true, NULL },
+	/* Queues and jobs change what the engine models: "creates". */
+	{ DRM_TRN_QUEUE_CREATE, "TRN_QUEUE_CREATE",
+	  sizeof(struct drm_trn_queue_create), { -1, -1 }, true, NULL },
+	{ DRM_TRN_QUEUE_DESTROY, "TRN_QUEUE_DESTROY",
+	  sizeof(struct drm_trn_queue_destroy), { -1, -1 }, true, NULL },
+	{ DRM_TRN_SUBMIT, "TRN_SUBMIT", sizeof(struct drm_trn_submit),
+	  { offsetof(struct drm_trn_submit, jobs), -1 }, true, NULL },
+	{ DRM_TRN_QUEUE_STATUS, "TRN_QUEUE_STATUS",
+	  sizeof(struct drm_trn_queue_status), { -1, -1 }, false, NULL },
 };
 
 static void fill_random(struct fuzz_thread *t, unsigned char *p, size_t len)
@@ -1700,6 +2441,8 @@ static void core_prime_handle_to_fd(struct fuzz_thread *t,
 	bo = tg->kind == T_FILE ? find_bo(tg->df, c.handle) : NULL;
 	if (c.flags & ~(DRM_CLOEXEC | DRM_RDWR))
 		model = -EINVAL;
+	else if (bo && bo->kernel_owned)
+		model = MODEL_ANY;
 	else if (bo && bo->placement == DRM_TRN_PLACEMENT_HOST)
 		model = MODEL_RESOURCE;
 	else if (bo && (bo->placement == DRM_TRN_PLACEMENT_HBM ||
@@ -2214,6 +2957,8 @@ static void files_mmap_bo(struct fuzz_thread *t, struct fuzz_file *f)
 		model = MODEL_ANY;
 	else if (df->mode == O_WRONLY)
 		model = -EACCES;
+	else if (bo->kernel_owned && prot & PROT_WRITE)
+		model = MODEL_ANY;	/* status pages map read-only */
 	else if (flags == MAP_SHARED && prot & PROT_WRITE &&
 		 df->mode == O_RDONLY)
 		model = -EACCES;
@@ -2915,6 +3660,7 @@ bool trn_fuzz_errno_expected(int err)
 	case ENXIO:
 	case EEXIST:
 	case EDQUOT:	/* per-context limits on buffers and pinned memory */
+	case EMFILE:	/* per-context limit on queues */
 		return true;
 	default:
 		return false;

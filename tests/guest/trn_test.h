@@ -25,7 +25,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <linux/sync_file.h>
 
 #include <xf86drm.h>
 
@@ -570,6 +573,462 @@ static inline int trn_param_set(const char *name, uint64_t val)
 	snprintf(path, sizeof(path), "/sys/module/trn/parameters/%s", name);
 	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)val);
 	return sysfs_write(path, buf);
+}
+
+/* --- Execution: queues, jobs, syncobjs, raw command streams --- */
+
+/* CLOCK_MONOTONIC in ns (what DRM syncobj timeouts are measured against). */
+static inline int64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* QUEUE_CREATE; the whole answer goes to @qc (may be NULL). 0 or -errno. */
+static inline int queue_create(int fd, uint32_t core, uint32_t priority,
+			       struct drm_trn_queue_create *qc)
+{
+	struct drm_trn_queue_create c = { .core = core, .priority = priority };
+	int ret = raw_ioctl(fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c);
+
+	if (!ret && qc)
+		*qc = c;
+	return ret;
+}
+
+static inline int queue_destroy(int fd, uint32_t queue_id)
+{
+	struct drm_trn_queue_destroy d = { .queue_id = queue_id };
+
+	return raw_ioctl(fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
+}
+
+static inline int queue_status(int fd, uint32_t queue_id,
+			       struct drm_trn_queue_status *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->queue_id = queue_id;
+	return raw_ioctl(fd, DRM_IOCTL_TRN_QUEUE_STATUS, st);
+}
+
+/* submitted_seqno of a queue, or UINT64_MAX if the status call fails. */
+static inline uint64_t queue_submitted(int fd, uint32_t queue_id)
+{
+	struct drm_trn_queue_status st;
+
+	return queue_status(fd, queue_id, &st) ? UINT64_MAX : st.submitted_seqno;
+}
+
+static inline void job_init(struct drm_trn_job *j, uint64_t cmd_va,
+			    uint32_t cmd_size)
+{
+	memset(j, 0, sizeof(*j));
+	j->cmd_va = cmd_va;
+	j->cmd_size = cmd_size;
+}
+
+/* SUBMIT @count jobs of the current size; seqnos land in jobs[i].seqno. */
+static inline int submit_jobs(int fd, uint32_t queue_id,
+			      struct drm_trn_job *jobs, uint32_t count)
+{
+	struct drm_trn_submit s = {
+		.queue_id = queue_id,
+		.jobs = (uintptr_t)jobs,
+		.job_count = count,
+		.job_size = sizeof(*jobs),
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_TRN_SUBMIT, &s);
+}
+
+/* One job of [@cmd_va, +@cmd_size) listing buffer @bo (0: none). */
+static inline int submit_one(int fd, uint32_t queue_id, uint64_t cmd_va,
+			     uint32_t cmd_size, uint32_t bo, uint64_t *seqno)
+{
+	struct drm_trn_job j;
+	int ret;
+
+	job_init(&j, cmd_va, cmd_size);
+	if (bo) {
+		j.bo_handles = (uintptr_t)&bo;
+		j.bo_count = 1;
+	}
+	ret = submit_jobs(fd, queue_id, &j, 1);
+	if (!ret && seqno)
+		*seqno = j.seqno;
+	return ret;
+}
+
+static inline int syncobj_create(int fd, uint32_t flags, uint32_t *handle)
+{
+	struct drm_syncobj_create c = { .flags = flags };
+	int ret = raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_CREATE, &c);
+
+	if (!ret)
+		*handle = c.handle;
+	return ret;
+}
+
+static inline int syncobj_destroy(int fd, uint32_t handle)
+{
+	struct drm_syncobj_destroy d = { .handle = handle };
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
+}
+
+/*
+ * Wait for @point of timeline syncobj @handle (0: a binary syncobj) for up
+ * to @timeout_ms (0: only look). 0 when signalled, -ETIME when not.
+ */
+static inline int syncobj_wait_point(int fd, uint32_t handle, uint64_t point,
+				     int64_t timeout_ms)
+{
+	struct drm_syncobj_timeline_wait w = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)&point,
+		.timeout_nsec = timeout_ms ? mono_ns() + timeout_ms * 1000000 :
+					     0,
+		.count_handles = 1,
+		.flags = DRM_SYNCOBJ_WAIT_FLAGS_WAIT_ALL,
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_WAIT, &w);
+}
+
+/* The latest signalled point of a timeline syncobj. */
+static inline int syncobj_query(int fd, uint32_t handle, uint64_t *point)
+{
+	struct drm_syncobj_timeline_array a = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)point,
+		.count_handles = 1,
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_QUERY, &a);
+}
+
+/* Export the fence of binary syncobj @handle as a sync_file; fd or -errno. */
+static inline int syncobj_export_sync_file(int fd, uint32_t handle)
+{
+	struct drm_syncobj_handle h = {
+		.handle = handle,
+		.flags = DRM_SYNCOBJ_HANDLE_TO_FD_FLAGS_EXPORT_SYNC_FILE,
+		.fd = -1,
+	};
+	int ret = raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_HANDLE_TO_FD, &h);
+
+	return ret ? ret : h.fd;
+}
+
+static inline int syncobj_import_sync_file(int fd, uint32_t handle,
+					   int sync_fd)
+{
+	struct drm_syncobj_handle h = {
+		.handle = handle,
+		.flags = DRM_SYNCOBJ_FD_TO_HANDLE_FLAGS_IMPORT_SYNC_FILE,
+		.fd = sync_fd,
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_FD_TO_HANDLE, &h);
+}
+
+/* Copy @point of @src (0: its fence) into binary syncobj @dst. */
+static inline int syncobj_transfer(int fd, uint32_t dst, uint32_t src,
+				   uint64_t point)
+{
+	struct drm_syncobj_transfer t = {
+		.src_handle = src,
+		.dst_handle = dst,
+		.src_point = point,
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_TRANSFER, &t);
+}
+
+/*
+ * Status of the fence in binary syncobj @handle, read through a sync_file:
+ * 1 signalled without error, 0 pending, a negative errno if it signalled
+ * with that error; or the failure of a step, as -1000 - errno.
+ */
+static inline int syncobj_fence_status(int fd, uint32_t handle)
+{
+	struct sync_fence_info fi[4];
+	struct sync_file_info info;
+	int sfd, ret, i;
+
+	sfd = syncobj_export_sync_file(fd, handle);
+	if (sfd < 0)
+		return -1000 + sfd;
+	memset(&info, 0, sizeof(info));
+	memset(fi, 0, sizeof(fi));
+	info.num_fences = 4;
+	info.sync_fence_info = (uintptr_t)fi;
+	ret = ioctl(sfd, SYNC_IOC_FILE_INFO, &info) ? -1000 - errno : 0;
+	close(sfd);
+	if (ret)
+		return ret;
+	/* The job's own fence, and its error, whatever wraps it. */
+	for (i = 0; i < (int)info.num_fences && i < 4; i++)
+		if (fi[i].status < 0)
+			return fi[i].status;
+	return info.status;
+}
+
+/* Status of the fence of @point of timeline syncobj @timeline (see above). */
+static inline int timeline_fence_status(int fd, uint32_t timeline,
+					uint64_t point)
+{
+	uint32_t tmp;
+	int ret;
+
+	ret = syncobj_create(fd, 0, &tmp);
+	if (ret)
+		return -1000 + ret;
+	ret = syncobj_transfer(fd, tmp, timeline, point);
+	ret = ret ? -1000 + ret : syncobj_fence_status(fd, tmp);
+	syncobj_destroy(fd, tmp);
+	return ret;
+}
+
+/* A host buffer mapped for the CPU. */
+struct host_bo {
+	uint32_t handle;
+	uint64_t va;
+	uint64_t size;
+	void *map;
+};
+
+static inline int host_bo_new(int fd, uint64_t size, struct host_bo *b)
+{
+	int ret;
+
+	memset(b, 0, sizeof(*b));
+	b->size = page_up(size);
+	ret = bo_create(fd, b->size, DRM_TRN_PLACEMENT_HOST, 0, 0, &b->handle,
+			&b->va);
+	if (ret)
+		return ret;
+	b->map = bo_mmap(fd, b->handle, b->size);
+	if (b->map == MAP_FAILED) {
+		ret = -errno;
+		gem_close(fd, b->handle);
+		b->map = NULL;
+		return ret ? ret : -EIO;
+	}
+	return 0;
+}
+
+static inline void host_bo_free(int fd, struct host_bo *b)
+{
+	if (b->map)
+		munmap(b->map, b->size);
+	if (b->handle)
+		gem_close(fd, b->handle);
+	memset(b, 0, sizeof(*b));
+}
+
+/* Read-only CPU mapping of a queue's status page; NULL on error. */
+static inline const volatile struct drm_trn_queue_status_page *
+status_page_map(int fd, uint32_t status_handle)
+{
+	struct drm_trn_bo_info bi;
+	void *p;
+
+	if (bo_info(fd, status_handle, &bi) || !bi.mmap_offset)
+		return NULL;
+	p = mmap(NULL, bi.size, PROT_READ, MAP_SHARED, fd,
+		 (off_t)bi.mmap_offset);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * A command stream recorded with the ISA structures of trn_accel.h into
+ * CPU-mapped memory whose device address is @va.
+ */
+struct cmds {
+	unsigned char *map;
+	uint64_t va;
+	size_t cap;		/* bytes */
+	size_t len;		/* bytes recorded */
+};
+
+static inline void cmds_init(struct cmds *c, void *map, uint64_t va,
+			     size_t cap)
+{
+	c->map = map;
+	c->va = va;
+	c->cap = cap;
+	c->len = 0;
+}
+
+static inline uint64_t cmds_tail_va(const struct cmds *c)
+{
+	return c->va + c->len;
+}
+
+/* Append @bytes (a multiple of 8) of a command; -ENOSPC if full. */
+static inline int cmds_raw(struct cmds *c, const void *cmd, size_t bytes)
+{
+	if (bytes % 8 || c->len + bytes > c->cap)
+		return -ENOSPC;
+	memcpy(c->map + c->len, cmd, bytes);
+	c->len += bytes;
+	return 0;
+}
+
+#define CMD_WORDS(type)		(sizeof(type) / 8)
+
+static inline int cmds_nop(struct cmds *c)
+{
+	struct trn_cmd_nop n = {
+		.header = TRN_CMD_HEADER(TRN_OP_NOP, 0, 1),
+	};
+
+	return cmds_raw(c, &n, sizeof(n));
+}
+
+static inline int cmds_write32(struct cmds *c, uint64_t dst, uint32_t value)
+{
+	struct trn_cmd_write w = {
+		.header = TRN_CMD_HEADER(TRN_OP_WRITE, 0,
+					 CMD_WORDS(struct trn_cmd_write)),
+		.dst = dst,
+		.value = value,
+	};
+
+	return cmds_raw(c, &w, sizeof(w));
+}
+
+static inline int cmds_write64(struct cmds *c, uint64_t dst, uint64_t value)
+{
+	struct trn_cmd_write w = {
+		.header = TRN_CMD_HEADER(TRN_OP_WRITE, TRN_WRITE_64,
+					 CMD_WORDS(struct trn_cmd_write)),
+		.dst = dst,
+		.value = value,
+	};
+
+	return cmds_raw(c, &w, sizeof(w));
+}
+
+static inline int cmds_fill(struct cmds *c, uint64_t dst, uint32_t pattern,
+			    uint64_t size)
+{
+	struct trn_cmd_fill f = {
+		.header = TRN_CMD_HEADER(TRN_OP_FILL, 0,
+					 CMD_WORDS(struct trn_cmd_fill)),
+		.pattern = pattern,
+		.dst = dst,
+		.size = size,
+	};
+
+	return cmds_raw(c, &f, sizeof(f));
+}
+
+static inline int cmds_copy(struct cmds *c, uint64_t dst, uint64_t src,
+			    uint64_t size)
+{
+	struct trn_cmd_copy k = {
+		.header = TRN_CMD_HEADER(TRN_OP_COPY, 0,
+					 CMD_WORDS(struct trn_cmd_copy)),
+		.dst = dst,
+		.src = src,
+		.width = size,
+		.height = 1,
+		.dst_pitch = size,
+		.src_pitch = size,
+	};
+
+	return cmds_raw(c, &k, sizeof(k));
+}
+
+static inline int cmds_sem(struct cmds *c, bool wait, uint32_t sem,
+			   uint64_t value)
+{
+	struct trn_cmd_sem s = {
+		.header = TRN_CMD_HEADER(wait ? TRN_OP_SEM_WAIT :
+					 TRN_OP_SEM_SIGNAL, 0,
+					 CMD_WORDS(struct trn_cmd_sem)),
+		.sem = sem,
+		.value = value,
+	};
+
+	return cmds_raw(c, &s, sizeof(s));
+}
+
+static inline int cmds_call(struct cmds *c, uint64_t va, uint64_t size)
+{
+	struct trn_cmd_call k = {
+		.header = TRN_CMD_HEADER(TRN_OP_CALL, 0,
+					 CMD_WORDS(struct trn_cmd_call)),
+		.va = va,
+		.size = size,
+	};
+
+	return cmds_raw(c, &k, sizeof(k));
+}
+
+static inline int cmds_timestamp(struct cmds *c, uint64_t dst)
+{
+	struct trn_cmd_timestamp k = {
+		.header = TRN_CMD_HEADER(TRN_OP_TIMESTAMP, 0,
+					 CMD_WORDS(struct trn_cmd_timestamp)),
+		.dst = dst,
+	};
+
+	return cmds_raw(c, &k, sizeof(k));
+}
+
+/* /sys/class/accel/accelN execution counters of simulated device @id. */
+struct exec_counters {
+	uint64_t submitted;
+	uint64_t completed;
+	uint64_t failed;
+	uint64_t resets;
+};
+
+static inline int exec_counters(unsigned int id, struct exec_counters *c)
+{
+	int ret;
+
+	ret = sim_accel_u64(id, "jobs_submitted", &c->submitted);
+	if (!ret)
+		ret = sim_accel_u64(id, "jobs_completed", &c->completed);
+	if (!ret)
+		ret = sim_accel_u64(id, "jobs_failed", &c->failed);
+	if (!ret)
+		ret = sim_accel_u64(id, "resets", &c->resets);
+	return ret;
+}
+
+/*
+ * Wait up to @timeout_ms for device @id to be idle: every job submitted so
+ * far completed or failed. 0 when it is, -ETIMEDOUT otherwise.
+ */
+static inline int exec_counters_idle(unsigned int id, int timeout_ms,
+				     struct exec_counters *c)
+{
+	int64_t end = mono_ns() + (int64_t)timeout_ms * 1000000;
+	int ret;
+
+	do {
+		ret = exec_counters(id, c);
+		if (ret)
+			return ret;
+		if (c->submitted == c->completed + c->failed)
+			return 0;
+		usleep(10000);
+	} while (mono_ns() < end);
+	return -ETIMEDOUT;
+}
+
+/* Path of trn_sim debugfs file @file of device @id. */
+static inline void sim_debugfs_path(unsigned int id, const char *file,
+				    char *buf, size_t size)
+{
+	snprintf(buf, size, SIM_DEBUGFS "/trn_sim%u/%s", id, file);
 }
 
 #endif /* TRN_GUEST_TEST_H */

@@ -26,7 +26,16 @@ int main(void)
 	CHECK_STR(trn_strerror(ENODEV), trn_strerror(-ENODEV));
 	/* Generic errnos fall back to the C library's description. */
 	CHECK_STR(trn_strerror(-EBUSY), "Device or resource busy");
-	CHECK_STR(trn_strerror(-ETIMEDOUT), "Connection timed out");
+	CHECK_STR(trn_strerror(-EMFILE), "Too many open files");
+	/* Errors of jobs and fences. */
+	CHECK_STR(trn_strerror(-ETIME), "timed out waiting for a fence");
+	CHECK_STR(trn_strerror(-ETIMEDOUT),
+		  "the job ran too long and its queue was reset");
+	CHECK_STR(trn_strerror(-EILSEQ),
+		  "the device rejected a malformed command");
+	CHECK_STR(trn_strerror(-ERANGE),
+		  "whether the job failed is too old for the status page to remember");
+	CHECK_STR(trn_strerror(-ENOSPC), "the command buffer is full");
 	/* Unknown values still give text, never NULL. */
 	CHECK_STR(trn_strerror(-100000), "unknown error");
 	CHECK_STR(trn_strerror(INT_MIN), "unknown error");

@@ -31,12 +31,16 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	1
+#define DRM_TRN_UAPI_MINOR	2
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
 #define DRM_TRN_BO_INFO		0x02
 #define DRM_TRN_BO_USERPTR	0x03
+#define DRM_TRN_QUEUE_CREATE	0x04
+#define DRM_TRN_QUEUE_DESTROY	0x05
+#define DRM_TRN_SUBMIT		0x06
+#define DRM_TRN_QUEUE_STATUS	0x07
 
 #define DRM_IOCTL_TRN_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUERY, struct drm_trn_query)
@@ -46,6 +50,17 @@ extern "C" {
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_BO_INFO, struct drm_trn_bo_info)
 #define DRM_IOCTL_TRN_BO_USERPTR \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_BO_USERPTR, struct drm_trn_bo_userptr)
+#define DRM_IOCTL_TRN_QUEUE_CREATE \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUEUE_CREATE, \
+		 struct drm_trn_queue_create)
+#define DRM_IOCTL_TRN_QUEUE_DESTROY \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_TRN_QUEUE_DESTROY, \
+		struct drm_trn_queue_destroy)
+#define DRM_IOCTL_TRN_SUBMIT \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_SUBMIT, struct drm_trn_submit)
+#define DRM_IOCTL_TRN_QUEUE_STATUS \
+	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUEUE_STATUS, \
+		 struct drm_trn_queue_status)
 
 /**
  * enum drm_trn_generation - hardware generation of a device
@@ -250,6 +265,465 @@ struct drm_trn_memory_info {
 	__u64 max_ctx_bos;
 	/** @max_ctx_pinned: limit on @ctx_pinned, in bytes. */
 	__u64 max_ctx_pinned;
+};
+
+/**
+ * enum drm_trn_priority - scheduling priority of a queue
+ * @DRM_TRN_PRIORITY_LOW: runs when nothing of higher priority is ready
+ * @DRM_TRN_PRIORITY_NORMAL: the default
+ * @DRM_TRN_PRIORITY_HIGH: needs CAP_SYS_NICE
+ */
+enum drm_trn_priority {
+	DRM_TRN_PRIORITY_LOW = 0,
+	DRM_TRN_PRIORITY_NORMAL = 1,
+	DRM_TRN_PRIORITY_HIGH = 2,
+};
+
+/** DRM_TRN_STATUS_PAGE_FAILURES - failures a status page remembers */
+#define DRM_TRN_STATUS_PAGE_FAILURES	64
+
+/**
+ * struct drm_trn_job_failure - a failed job, in a status page
+ * @seqno: the job's number
+ * @error: positive errno its fences carry (see &struct drm_trn_job)
+ * @status: &enum drm_trn_job_status
+ */
+struct drm_trn_job_failure {
+	__u64 seqno;
+	__u32 error;
+	__u32 status;
+};
+
+/**
+ * struct drm_trn_queue_status_page - a queue's completion record
+ *
+ * The kernel keeps one per queue in a host buffer that userspace maps
+ * read-only (&drm_trn_queue_create.status_handle) to learn that jobs are
+ * done without a system call. Jobs of a queue complete in submission order:
+ * a job whose number is at most @completed_seqno has finished, its results
+ * are in memory or it failed. The kernel records a failure in
+ * @failures[@failed_count % %DRM_TRN_STATUS_PAGE_FAILURES], then increments
+ * @failed_count, then advances @completed_seqno, each store ordered after
+ * the previous one; readers load in the opposite order.
+ */
+struct drm_trn_queue_status_page {
+	/** @completed_seqno: number of the latest finished job. */
+	__u64 completed_seqno;
+	/** @failed_count: jobs of the queue that failed so far. */
+	__u64 failed_count;
+	/** @failures: the latest failures, a ring indexed as above. */
+	struct drm_trn_job_failure failures[DRM_TRN_STATUS_PAGE_FAILURES];
+};
+
+/**
+ * struct drm_trn_queue_create - create a queue of jobs on a NeuronCore
+ *
+ * Jobs submitted to one queue execute in order; jobs of different queues
+ * are ordered only by the fences and device semaphores they name. Each queue
+ * owns a timeline syncobj whose point N signals when the queue's job number
+ * N (counted from 1) has finished; it works with every DRM syncobj ioctl
+ * (waits on many queues, sync_file export for poll()).
+ */
+struct drm_trn_queue_create {
+	/** @core: NeuronCore, below &drm_trn_device_info.num_cores. */
+	__u32 core;
+	/** @priority: one of &enum drm_trn_priority. */
+	__u32 priority;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @queue_id: out: the queue's identifier, never 0. */
+	__u32 queue_id;
+	/** @syncobj: out: handle of the queue's timeline syncobj. */
+	__u32 syncobj;
+	/**
+	 * @status_handle: out: GEM handle of a host buffer holding the
+	 * queue's &struct drm_trn_queue_status_page at offset 0.
+	 */
+	__u32 status_handle;
+	/** @reserved: must be zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * struct drm_trn_queue_destroy - destroy a queue
+ *
+ * The call waits until the queue's jobs have been handed to the hardware,
+ * up to about a second; jobs that cannot start by then (waiting on fences
+ * that do not signal) are cancelled with -ESRCH, as are all jobs not yet
+ * started when the process is being killed. Jobs on the hardware run to
+ * completion. The queue's syncobj and status buffer handles stay valid
+ * until closed.
+ */
+struct drm_trn_queue_destroy {
+	/** @queue_id: the queue. */
+	__u32 queue_id;
+	/** @flags: must be zero. */
+	__u32 flags;
+};
+
+/** DRM_TRN_SUBMIT_MAX_JOBS - most jobs one DRM_IOCTL_TRN_SUBMIT takes */
+#define DRM_TRN_SUBMIT_MAX_JOBS		256
+/** DRM_TRN_JOB_MAX_BOS - most buffers one job lists */
+#define DRM_TRN_JOB_MAX_BOS		4096
+/** DRM_TRN_JOB_MAX_FENCES - most in-fences, and most out-fences, of a job */
+#define DRM_TRN_JOB_MAX_FENCES		64
+/** DRM_TRN_JOB_MAX_CMD_SIZE - largest top-level command buffer, in bytes */
+#define DRM_TRN_JOB_MAX_CMD_SIZE	(1U << 24)
+
+/**
+ * struct drm_trn_sync - a syncobj and a point on it
+ *
+ * With @point zero the syncobj is used as a binary syncobj: as an in-fence
+ * its current fence is waited for, as an out-fence the job's fence replaces
+ * it. Otherwise it is a timeline syncobj: as an in-fence the job waits for
+ * @point (which must have a fence already), as an out-fence the job's fence
+ * is added at @point.
+ */
+struct drm_trn_sync {
+	/** @handle: syncobj handle. */
+	__u32 handle;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @point: timeline point, or 0. */
+	__u64 point;
+};
+
+/**
+ * struct drm_trn_job - one job of a submission
+ *
+ * The device executes the command stream at [@cmd_va, @cmd_va + @cmd_size)
+ * of the caller's address space (Documentation/isa.md). A job that
+ * fails signals its fences with an error: -EILSEQ for a malformed command,
+ * -EFAULT for a device access outside the caller's mappings, -ETIMEDOUT when
+ * it ran longer than the driver's timeout and the queue was reset, -ENODEV
+ * when the device went away, -ESRCH or -ECANCELED when it was cancelled
+ * before it ran (its queue destroyed or its file closed, see
+ * &struct drm_trn_queue_destroy). DRM_IOCTL_TRN_QUEUE_STATUS says where it
+ * failed.
+ */
+struct drm_trn_job {
+	/** @cmd_va: device address of the command stream, 8-byte aligned. */
+	__u64 cmd_va;
+	/**
+	 * @cmd_size: bytes of commands, a non-zero multiple of 8 up to
+	 * %DRM_TRN_JOB_MAX_CMD_SIZE.
+	 */
+	__u32 cmd_size;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/**
+	 * @bo_handles: user pointer to @bo_count __u32 GEM handles of buffers
+	 * the job uses: they stay allocated and mapped until it finishes, even
+	 * if their handles are closed meanwhile. A buffer may appear once.
+	 */
+	__u64 bo_handles;
+	/** @bo_count: up to %DRM_TRN_JOB_MAX_BOS. */
+	__u32 bo_count;
+	/** @in_count: entries at @in_syncs, up to %DRM_TRN_JOB_MAX_FENCES. */
+	__u32 in_count;
+	/** @in_syncs: user pointer to &struct drm_trn_sync to wait for. */
+	__u64 in_syncs;
+	/** @out_syncs: user pointer to &struct drm_trn_sync to signal. */
+	__u64 out_syncs;
+	/** @out_count: entries at @out_syncs, up to %DRM_TRN_JOB_MAX_FENCES. */
+	__u32 out_count;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @seqno: out: the job's number on its queue. */
+	__u64 seqno;
+};
+
+/**
+ * struct drm_trn_submit - submit jobs to a queue
+ *
+ * Every job of the array is checked before any is queued: either all are
+ * queued, in array order, with consecutive numbers written back to their
+ * @seqno fields, or the call fails and queues nothing.
+ */
+struct drm_trn_submit {
+	/** @queue_id: the queue. */
+	__u32 queue_id;
+	/** @flags: must be zero. */
+	__u32 flags;
+	/** @jobs: user pointer to an array of @job_count jobs. */
+	__u64 jobs;
+	/** @job_count: 1 to %DRM_TRN_SUBMIT_MAX_JOBS. */
+	__u32 job_count;
+	/**
+	 * @job_size: sizeof(&struct drm_trn_job) as the caller knows it, the
+	 * array's stride; at least the first version's size (64 bytes). Bytes
+	 * the kernel does not know must be zero.
+	 */
+	__u32 job_size;
+};
+
+/** DRM_TRN_QUEUE_GUILTY - a job of this queue hung and caused a reset */
+#define DRM_TRN_QUEUE_GUILTY		(1U << 0)
+/** DRM_TRN_QUEUE_FAULTED - a job of this queue made an MMU fault */
+#define DRM_TRN_QUEUE_FAULTED		(1U << 1)
+
+/**
+ * enum drm_trn_job_status - why the device failed a job
+ * @DRM_TRN_STATUS_OK: no failure
+ * @DRM_TRN_STATUS_BAD_OPCODE: unknown opcode
+ * @DRM_TRN_STATUS_BAD_SIZE: a command's size is wrong for its opcode, or it
+ *	runs past the end of its buffer
+ * @DRM_TRN_STATUS_BAD_ALIGN: a command or operand is misaligned
+ * @DRM_TRN_STATUS_BAD_ARG: an argument is out of its documented range
+ * @DRM_TRN_STATUS_CALL_DEPTH: CALL nested deeper than %TRN_ISA_MAX_CALL_DEPTH
+ * @DRM_TRN_STATUS_MMU_FAULT: access outside the context's mappings or
+ *	against their rights; &drm_trn_queue_status.fault_va says where
+ * @DRM_TRN_STATUS_TIMEOUT: the job exceeded the timeout and was reset
+ * @DRM_TRN_STATUS_ABORTED: the device went away or the job was cancelled
+ */
+enum drm_trn_job_status {
+	DRM_TRN_STATUS_OK = 0,
+	DRM_TRN_STATUS_BAD_OPCODE = 1,
+	DRM_TRN_STATUS_BAD_SIZE = 2,
+	DRM_TRN_STATUS_BAD_ALIGN = 3,
+	DRM_TRN_STATUS_BAD_ARG = 4,
+	DRM_TRN_STATUS_CALL_DEPTH = 5,
+	DRM_TRN_STATUS_MMU_FAULT = 6,
+	DRM_TRN_STATUS_TIMEOUT = 7,
+	DRM_TRN_STATUS_ABORTED = 8,
+};
+
+/**
+ * struct drm_trn_queue_status - state of a queue
+ */
+struct drm_trn_queue_status {
+	/** @queue_id: the queue. */
+	__u32 queue_id;
+	/** @flags: in: must be zero. */
+	__u32 flags;
+	/** @submitted_seqno: out: number of the latest job submitted. */
+	__u64 submitted_seqno;
+	/** @completed_seqno: out: number of the latest job finished. */
+	__u64 completed_seqno;
+	/** @jobs_failed: out: jobs of the queue that failed. */
+	__u64 jobs_failed;
+	/** @failed_seqno: out: the latest of them, or 0. */
+	__u64 failed_seqno;
+	/** @error: out: its positive errno. */
+	__u32 error;
+	/** @status: out: its &enum drm_trn_job_status. */
+	__u32 status;
+	/**
+	 * @error_offset: out: byte offset of the failing command within the
+	 * command buffer that holds it (the job's own, or a CALLed one).
+	 */
+	__u64 error_offset;
+	/** @error_cmd_va: out: device address of the failing command. */
+	__u64 error_cmd_va;
+	/** @fault_va: out: device address that faulted, for MMU faults. */
+	__u64 fault_va;
+	/** @state: out: DRM_TRN_QUEUE_* bits. */
+	__u32 state;
+	/** @resets: out: resets this queue's jobs caused. */
+	__u32 resets;
+	/** @reserved: out: zero. */
+	__u64 reserved[2];
+};
+
+/**
+ * DOC: command-stream ISA v1
+ *
+ * A command buffer is a sequence of commands, each a whole number of 8-byte
+ * words, little endian, starting 8-byte aligned. The first 32-bit word of
+ * every command is its header: bits 0-7 opcode (TRN_OP_*), bits 8-15 flags
+ * (per opcode; unknown flags are BAD_ARG), bits 16-31 the command's size in
+ * 8-byte words including the header. Commands execute in order; each
+ * finishes (its writes are visible to the next command) before the next
+ * starts. Documentation/isa.md is the full reference (numerics, limits).
+ */
+#define TRN_ISA_VERSION			1
+#define TRN_ISA_MAX_CALL_DEPTH		4
+/** TRN_ISA_MAX_DIM - largest rows, cols, m, n or k of an operation */
+#define TRN_ISA_MAX_DIM			(1U << 16)
+/** TRN_ISA_MAX_MATMUL_B_BYTES - largest MATMUL B operand (k * n * 4) */
+#define TRN_ISA_MAX_MATMUL_B_BYTES	(1U << 26)
+
+#define TRN_CMD_HEADER(op, flags, words) \
+	((__u32)(op) | ((__u32)(flags) << 8) | ((__u32)(words) << 16))
+#define TRN_CMD_OPCODE(hdr)		((hdr) & 0xff)
+#define TRN_CMD_FLAGS(hdr)		(((hdr) >> 8) & 0xff)
+#define TRN_CMD_WORDS(hdr)		((hdr) >> 16)
+
+enum trn_opcode {
+	TRN_OP_NOP = 0x00,
+	TRN_OP_WRITE = 0x01,
+	TRN_OP_FILL = 0x02,
+	TRN_OP_COPY = 0x03,
+	TRN_OP_TIMESTAMP = 0x04,
+	TRN_OP_SEM_SIGNAL = 0x05,
+	TRN_OP_SEM_WAIT = 0x06,
+	TRN_OP_CALL = 0x07,
+	TRN_OP_MATMUL = 0x10,
+	TRN_OP_UNARY = 0x11,
+	TRN_OP_BINARY = 0x12,
+	TRN_OP_REDUCE = 0x13,
+};
+
+/** TRN_NUM_SEMAPHORES - device semaphores of a context on each NeuronCore */
+#define TRN_NUM_SEMAPHORES		256
+
+/* Flags of WRITE. */
+#define TRN_WRITE_64			(1U << 0)
+/* Flags of MATMUL. */
+#define TRN_MATMUL_BF16			(1U << 0)
+#define TRN_MATMUL_ACCUMULATE		(1U << 1)
+/* Flags of UNARY and BINARY. */
+#define TRN_ELEM_DST_BF16		(1U << 0)
+/* Flags of BINARY: B holds one value per row, repeated along the row. */
+#define TRN_BINARY_B_PER_ROW		(1U << 1)
+
+/*
+ * Operations of UNARY, BINARY and REDUCE. Plain macros, like the flags, so
+ * that libtrnhal's identical definitions may coexist with them.
+ */
+#define TRN_UNARY_COPY	0
+#define TRN_UNARY_NEG	1
+#define TRN_UNARY_ABS	2
+#define TRN_UNARY_RELU	3
+#define TRN_UNARY_GELU	4
+#define TRN_UNARY_EXP	5
+#define TRN_UNARY_RECIP	6
+#define TRN_UNARY_SQRT	7
+#define TRN_UNARY_TANH	8
+#define TRN_UNARY_RELU_GRAD	9
+
+#define TRN_BINARY_ADD	0
+#define TRN_BINARY_SUB	1
+#define TRN_BINARY_MUL	2
+#define TRN_BINARY_DIV	3
+#define TRN_BINARY_MAX	4
+#define TRN_BINARY_MIN	5
+
+#define TRN_REDUCE_SUM	0
+#define TRN_REDUCE_MAX	1
+
+/** struct trn_cmd_nop - NOP: 1 or more words, contents ignored */
+struct trn_cmd_nop {
+	__u32 header;
+	__u32 pad;
+};
+
+/** struct trn_cmd_write - WRITE: store @value (low 32 bits unless TRN_WRITE_64) */
+struct trn_cmd_write {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+	__u64 value;
+};
+
+/** struct trn_cmd_fill - FILL: repeat the 32-bit @pattern over @size bytes */
+struct trn_cmd_fill {
+	__u32 header;
+	__u32 pattern;
+	__u64 dst;
+	__u64 size;
+};
+
+/**
+ * struct trn_cmd_copy - COPY: @height rows of @width bytes; a row starts
+ * @src_pitch (@dst_pitch) bytes after the previous one. 1D: @height 1.
+ */
+struct trn_cmd_copy {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+	__u64 src;
+	__u64 width;
+	__u64 height;
+	__u64 dst_pitch;
+	__u64 src_pitch;
+};
+
+/** struct trn_cmd_timestamp - TIMESTAMP: store the device clock (ns, u64) */
+struct trn_cmd_timestamp {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+};
+
+/**
+ * struct trn_cmd_sem - SEM_SIGNAL adds @value to semaphore @sem (wrapping);
+ * SEM_WAIT stalls its queue until semaphore @sem is at least @value.
+ */
+struct trn_cmd_sem {
+	__u32 header;
+	__u32 sem;
+	__u64 value;
+};
+
+/** struct trn_cmd_call - CALL: run the commands at [@va, @va + @size) */
+struct trn_cmd_call {
+	__u32 header;
+	__u32 pad;
+	__u64 va;
+	__u64 size;
+};
+
+/**
+ * struct trn_cmd_matmul - MATMUL: C[m][n] (+)= A[m][k] * B[k][n]
+ *
+ * A and B are f32, or bf16 with TRN_MATMUL_BF16; C is f32. Row-major;
+ * @lda, @ldb, @ldc are row pitches in bytes.
+ */
+struct trn_cmd_matmul {
+	__u32 header;
+	__u32 m;
+	__u32 n;
+	__u32 k;
+	__u64 a;
+	__u64 b;
+	__u64 c;
+	__u64 lda;
+	__u64 ldb;
+	__u64 ldc;
+};
+
+/**
+ * struct trn_cmd_unary - UNARY: dst[r][c] = op(src[r][c]) on f32
+ */
+struct trn_cmd_unary {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 src;
+	__u64 dst_pitch;
+	__u64 src_pitch;
+};
+
+/**
+ * struct trn_cmd_binary - BINARY: dst[r][c] = a[r][c] op b[r][c] on f32
+ *
+ * A pitch of 0 repeats one row for every row (broadcast).
+ */
+struct trn_cmd_binary {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 a;
+	__u64 b;
+	__u64 dst_pitch;
+	__u64 a_pitch;
+	__u64 b_pitch;
+};
+
+/** struct trn_cmd_reduce - REDUCE: dst[r] = op over c of src[r][c], f32 */
+struct trn_cmd_reduce {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 src;
+	__u64 src_pitch;
 };
 
 #if defined(__cplusplus)

@@ -1,0 +1,608 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The execution engines of the simulated device: one per NeuronCore, each
+ * serving the hardware rings of its core. The core (trn_ring.c) fills
+ * descriptors in DMA-coherent memory and rings a doorbell; an engine
+ * fetches the jobs, runs their command streams through the MMU context
+ * named in the descriptor (trn_sim_isa.c), writes the outcome back into
+ * the descriptor, advances the ring's completion record and "interrupts"
+ * with trn_device_ring_irq() -- asynchronously to the submitter, like
+ * hardware.
+ *
+ * An engine is a work item on an unbound workqueue of the device, not a
+ * kthread: a NeuronCore that has nothing to do costs no thread and no
+ * wake-ups (a device has up to 64 of them, most idle most of the time),
+ * the doorbell can queue it from any context (it is called under a
+ * spinlock with interrupts off), a work item queued while it is running
+ * is run once more, so no doorbell is lost, and cancel_work_sync() is a complete stop.
+ * Unbound workers are not concurrency-managed, so an engine that computes
+ * for a long time delays nothing else; it still yields the CPU between
+ * slices (cond_resched()) and requeues itself after TRN_SIM_PASSES rounds.
+ *
+ * Each run of the work item goes round the rings of its core, giving each
+ * ring with work a slice of about TRN_SIM_SLICE_BUDGET units; a job keeps
+ * its place between slices (trn_sim_exec: CALL stack, current command,
+ * cursor), so one long job does not starve the core's other rings, and a
+ * job blocked in SEM_WAIT stalls only its own ring. When a round makes no
+ * progress (every ring idle, hung or blocked on a semaphore that nothing
+ * changed) the work item ends: the engine sleeps until a doorbell or a
+ * reset queues it again. A semaphore of a (context, core) pair can only be
+ * changed by a job on that core, i.e. by this engine, which then goes
+ * round again.
+ */
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/dma-direct.h>
+#include <linux/io.h>
+#include <linux/limits.h>
+#include <linux/lockdep.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/overflow.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/timekeeping.h>
+#include <linux/workqueue.h>
+
+#include <asm/barrier.h>
+#include <asm/byteorder.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "../trn_hw.h"
+#include "trn_sim.h"
+#include "trn_sim_isa.h"
+
+/* Rounds over its rings one run of an engine's work item makes at most. */
+#define TRN_SIM_PASSES		16
+
+/**
+ * enum trn_sim_ring_state - what a ring's engine is doing with it
+ * @TRN_SIM_RING_IDLE: no job fetched; the next is &trn_sim_ring.seqno
+ * @TRN_SIM_RING_RUNNING: a job is fetched and can run
+ * @TRN_SIM_RING_BLOCKED: the job waits for a semaphore
+ * @TRN_SIM_RING_HUNG: the job hangs (debugfs hang_next) until a reset
+ */
+enum trn_sim_ring_state {
+	TRN_SIM_RING_IDLE,
+	TRN_SIM_RING_RUNNING,
+	TRN_SIM_RING_BLOCKED,
+	TRN_SIM_RING_HUNG,
+};
+
+/**
+ * struct trn_sim_ring - one hardware ring, as the device sees it
+ * @core: the engine serving it
+ * @index: ring number, core * queues_per_core + queue
+ * @entries: descriptors in the ring, a power of two
+ * @descs: the descriptors (the core's coherent memory)
+ * @status: the completion record (the core's coherent memory)
+ * @tail: the doorbell: jobs up to this sequence number are valid;
+ *        under &trn_sim_core.lock
+ * @seqno: the job running, or the next to fetch
+ * @completed: the latest job finished or abandoned
+ * @state: &enum trn_sim_ring_state
+ * @ctx: MMU context of the job running
+ * @exec: the job's execution state
+ *
+ * All but @tail are under &trn_sim_core.exec_lock.
+ */
+struct trn_sim_ring {
+	struct trn_sim_core *core;
+	u32 index;
+	u32 entries;
+	struct trn_hw_desc *descs;
+	struct trn_hw_ring_status *status;
+	u64 tail;
+	u64 seqno;
+	u64 completed;
+	enum trn_sim_ring_state state;
+	u32 ctx;
+	struct trn_sim_exec exec;
+};
+
+/**
+ * struct trn_sim_core - the engine of one NeuronCore
+ * @sdev: the device
+ * @id: the NeuronCore's number
+ * @work: runs the engine on &trn_sim_dev.engine_wq
+ * @exec_lock: held by the engine while it works on a ring, and by
+ *             ring_init, ring_fini and ring_reset to exclude it
+ * @lock: doorbell state, taken with interrupts off, inside @exec_lock
+ * @stopped: the device is going away; no more queueing of @work
+ * @scratch: bounce buffer of the rings' executions
+ * @rings: the core's rings by queue number, NULL where not initialised
+ */
+struct trn_sim_core {
+	struct trn_sim_dev *sdev;
+	u32 id;
+	struct work_struct work;
+
+	/*
+	 * Protects the execution state of every ring of the core (all of
+	 * struct trn_sim_ring but tail), @scratch, and the semaphores of
+	 * every context on this core; @rings is written under both locks.
+	 */
+	struct mutex exec_lock;
+
+	/* Protects the rings' tail, @stopped; @rings may be read under it. */
+	spinlock_t lock;
+	bool stopped;
+
+	struct trn_sim_scratch scratch;
+	struct trn_sim_ring *rings[];
+};
+
+static u64 trn_sim_clock(struct trn_sim_dev *sdev)
+{
+	return ktime_get_ns() - sdev->clock_base;
+}
+
+static struct trn_sim_ring *to_trn_sim_ring(struct trn_sim_exec *x)
+{
+	return container_of(x, struct trn_sim_ring, exec);
+}
+
+static int trn_sim_ring_read(struct trn_sim_exec *x, u64 va, void *buf,
+			     size_t len)
+{
+	struct trn_sim_ring *ring = to_trn_sim_ring(x);
+
+	return trn_sim_mmu_rw(ring->core->sdev, ring->ctx, va, buf, len,
+			      false, &x->fault_va);
+}
+
+static int trn_sim_ring_write(struct trn_sim_exec *x, u64 va,
+			      const void *buf, size_t len)
+{
+	struct trn_sim_ring *ring = to_trn_sim_ring(x);
+
+	return trn_sim_mmu_rw(ring->core->sdev, ring->ctx, va, (void *)buf,
+			      len, true, &x->fault_va);
+}
+
+static u64 trn_sim_ring_clock(struct trn_sim_exec *x)
+{
+	return trn_sim_clock(to_trn_sim_ring(x)->core->sdev);
+}
+
+static const struct trn_sim_exec_ops trn_sim_ring_exec_ops = {
+	.read = trn_sim_ring_read,
+	.write = trn_sim_ring_write,
+	.clock = trn_sim_ring_clock,
+};
+
+/*
+ * The ring memory the core allocated with dma_alloc_coherent() on our
+ * device. The device has no IOMMU and a 64-bit mask, so its bus addresses
+ * are dma-direct's: dma_to_phys() undoes them, and coherent memory of a
+ * cache-coherent device is ordinary memory of the kernel's linear map.
+ */
+static void *trn_sim_dma_virt(struct trn_sim_dev *sdev, dma_addr_t addr,
+			      size_t size)
+{
+	phys_addr_t phys = dma_to_phys(&sdev->dev, addr);
+
+	if (!size || !pfn_valid(PHYS_PFN(phys)) ||
+	    !pfn_valid(PHYS_PFN(phys + size - 1)))
+		return NULL;
+	return phys_to_virt(phys);
+}
+
+static struct trn_sim_core *trn_sim_core_of(struct trn_sim_dev *sdev,
+					    u32 index, u32 *queue)
+{
+	if (!sdev->cores ||
+	    index >= sdev->num_cores * sdev->queues_per_core)
+		return NULL;
+	*queue = index % sdev->queues_per_core;
+	return sdev->cores[index / sdev->queues_per_core];
+}
+
+/* Make the engine go round its rings (again). */
+static void trn_sim_core_kick(struct trn_sim_core *core)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&core->lock, flags);
+	if (!core->stopped)
+		queue_work(core->sdev->engine_wq, &core->work);
+	spin_unlock_irqrestore(&core->lock, flags);
+}
+
+/* Fetch the next job if the doorbell covers it. */
+static bool trn_sim_ring_fetch(struct trn_sim_ring *ring)
+{
+	struct trn_sim_core *core = ring->core;
+	struct trn_sim_dev *sdev = core->sdev;
+	struct trn_hw_desc *desc;
+	unsigned long flags;
+	u64 tail, va;
+	u32 size;
+
+	/* Acquires the descriptors the core wrote before the doorbell. */
+	spin_lock_irqsave(&core->lock, flags);
+	tail = ring->tail;
+	spin_unlock_irqrestore(&core->lock, flags);
+	if (ring->seqno > tail)
+		return false;
+
+	desc = &ring->descs[ring->seqno & (ring->entries - 1)];
+	va = le64_to_cpu(READ_ONCE(desc->cmd_va));
+	size = le32_to_cpu(READ_ONCE(desc->cmd_size));
+	ring->ctx = le32_to_cpu(READ_ONCE(desc->ctx));
+	WRITE_ONCE(desc->start_ns, cpu_to_le64(trn_sim_clock(sdev)));
+
+	if (atomic_dec_if_positive(&sdev->hang_next) >= 0) {
+		ring->state = TRN_SIM_RING_HUNG;
+		return true;
+	}
+	ring->exec.sems = trn_sim_ctx_sems(sdev, ring->ctx, core->id);
+	trn_sim_exec_start(&ring->exec, va, size);
+	ring->state = TRN_SIM_RING_RUNNING;
+	return true;
+}
+
+/* Write the finished job back, then advance the completion record. */
+static void trn_sim_ring_complete(struct trn_sim_ring *ring)
+{
+	struct trn_sim_exec *x = &ring->exec;
+	struct trn_hw_desc *desc;
+
+	desc = &ring->descs[ring->seqno & (ring->entries - 1)];
+	WRITE_ONCE(desc->error_offset, cpu_to_le64(x->error_offset));
+	WRITE_ONCE(desc->error_cmd_va, cpu_to_le64(x->error_cmd_va));
+	WRITE_ONCE(desc->fault_va, cpu_to_le64(x->fault_va));
+	WRITE_ONCE(desc->end_ns, cpu_to_le64(trn_sim_clock(ring->core->sdev)));
+	WRITE_ONCE(desc->status, cpu_to_le32(x->status));
+
+	ring->completed = ring->seqno++;
+	ring->state = TRN_SIM_RING_IDLE;
+	/* Pairs with the dma_rmb() after the core reads completed_seqno. */
+	smp_store_release(&ring->status->completed_seqno,
+			  cpu_to_le64(ring->completed));
+	atomic64_inc(&ring->core->sdev->jobs_executed);
+}
+
+/*
+ * Give @ring one slice. Returns whether anything changed that could let
+ * another ring of the core proceed (or this one continue); sets @irq when
+ * a job finished.
+ */
+static bool trn_sim_ring_step(struct trn_sim_ring *ring, bool *irq)
+{
+	long budget = TRN_SIM_SLICE_BUDGET;
+	enum trn_sim_run run;
+	u64 retired;
+
+	lockdep_assert_held(&ring->core->exec_lock);
+	if (ring->state == TRN_SIM_RING_HUNG)
+		return false;
+	if (ring->state == TRN_SIM_RING_IDLE &&
+	    (!trn_sim_ring_fetch(ring) || ring->state == TRN_SIM_RING_HUNG))
+		return false;
+
+	retired = ring->exec.retired;
+	run = trn_sim_exec_run(&ring->exec, &budget);
+	if (run == TRN_SIM_RUN_BLOCKED) {
+		ring->state = TRN_SIM_RING_BLOCKED;
+		/* Commands it ran before blocking may have signalled. */
+		return ring->exec.retired != retired;
+	}
+	ring->state = TRN_SIM_RING_RUNNING;
+	if (run == TRN_SIM_RUN_DONE) {
+		trn_sim_ring_complete(ring);
+		*irq = true;
+	}
+	return true;
+}
+
+static void trn_sim_core_work(struct work_struct *work)
+{
+	struct trn_sim_core *core = container_of(work, struct trn_sim_core,
+						 work);
+	struct trn_sim_dev *sdev = core->sdev;
+	unsigned int pass, q;
+	bool progress;
+
+	for (pass = 0; pass < TRN_SIM_PASSES; pass++) {
+		progress = false;
+		for (q = 0; q < sdev->queues_per_core; q++) {
+			struct trn_sim_ring *ring;
+			bool irq = false;
+			u32 index = 0;
+
+			mutex_lock(&core->exec_lock);
+			ring = core->rings[q];
+			if (ring) {
+				progress |= trn_sim_ring_step(ring, &irq);
+				index = ring->index;
+			}
+			mutex_unlock(&core->exec_lock);
+
+			/* The interrupt, with none of the engine's locks held. */
+			if (irq)
+				trn_device_ring_irq(sdev->tdev, index);
+			cond_resched();
+		}
+		if (!progress)
+			return;		/* asleep until a doorbell or reset */
+	}
+	/* Still busy: continue after whatever else waits for a worker. */
+	trn_sim_core_kick(core);
+}
+
+/* trn_hw_ops.ring_init */
+int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_core *core;
+	struct trn_sim_ring *ring;
+	unsigned long flags;
+	int ret = 0;
+	u32 q;
+
+	core = trn_sim_core_of(sdev, hw->index, &q);
+	if (!core || hw->entries < 16 || hw->entries > 65536 ||
+	    !is_power_of_2(hw->entries))
+		return -EINVAL;
+
+	ring = kzalloc(sizeof(*ring), GFP_KERNEL);
+	if (!ring)
+		return -ENOMEM;
+	ring->core = core;
+	ring->index = hw->index;
+	ring->entries = hw->entries;
+	ring->descs = trn_sim_dma_virt(sdev, hw->desc_dma,
+				       array_size(hw->entries,
+						  sizeof(*ring->descs)));
+	ring->status = trn_sim_dma_virt(sdev, hw->status_dma,
+					sizeof(*ring->status));
+	if (!ring->descs || !ring->status) {
+		ret = -EINVAL;
+		goto err_free;
+	}
+	ring->seqno = 1;
+	ring->exec.ops = &trn_sim_ring_exec_ops;
+	ring->exec.scratch = &core->scratch;
+	WRITE_ONCE(ring->status->completed_seqno, cpu_to_le64(0));
+
+	mutex_lock(&core->exec_lock);
+	spin_lock_irqsave(&core->lock, flags);
+	if (core->rings[q])
+		ret = -EBUSY;
+	else
+		core->rings[q] = ring;
+	spin_unlock_irqrestore(&core->lock, flags);
+	mutex_unlock(&core->exec_lock);
+	if (ret)
+		goto err_free;
+	return 0;
+
+err_free:
+	kfree(ring);
+	return ret;
+}
+
+/* trn_hw_ops.ring_fini: once this returns the engine never sees the ring. */
+void trn_sim_ring_fini(struct trn_device *tdev, u32 index)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ring *ring;
+	struct trn_sim_core *core;
+	unsigned long flags;
+	u32 q;
+
+	core = trn_sim_core_of(sdev, index, &q);
+	if (!core)
+		return;
+	/* The engine touches a ring only under exec_lock: wait for it. */
+	mutex_lock(&core->exec_lock);
+	spin_lock_irqsave(&core->lock, flags);
+	ring = core->rings[q];
+	core->rings[q] = NULL;
+	spin_unlock_irqrestore(&core->lock, flags);
+	if (ring)
+		trn_sim_exec_release(&ring->exec);
+	mutex_unlock(&core->exec_lock);
+	kfree(ring);
+}
+
+/* trn_hw_ops.ring_doorbell: called under a spinlock; must not sleep. */
+void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ring *ring;
+	struct trn_sim_core *core;
+	unsigned long flags;
+	u32 q;
+
+	core = trn_sim_core_of(sdev, index, &q);
+	if (!core)
+		return;
+	spin_lock_irqsave(&core->lock, flags);
+	ring = core->rings[q];
+	if (ring && !core->stopped) {
+		ring->tail = max(ring->tail, tail);
+		queue_work(sdev->engine_wq, &core->work);
+	}
+	spin_unlock_irqrestore(&core->lock, flags);
+}
+
+/*
+ * trn_hw_ops.ring_reset: abandon the ring's job, started or not (its
+ * descriptor is not written back), and continue with job @seqno + 1 once
+ * the doorbell covers it. Jobs the device already finished stay finished:
+ * the completion record never moves backwards.
+ */
+void trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ring *ring;
+	struct trn_sim_core *core;
+	u32 q;
+
+	core = trn_sim_core_of(sdev, index, &q);
+	if (!core)
+		return;
+	mutex_lock(&core->exec_lock);
+	ring = core->rings[q];
+	if (ring) {
+		trn_sim_exec_release(&ring->exec);
+		ring->completed = max(ring->completed, seqno);
+		ring->seqno = ring->completed + 1;
+		ring->state = TRN_SIM_RING_IDLE;
+		/* As in trn_sim_ring_complete(), for the core's dma_rmb(). */
+		smp_store_release(&ring->status->completed_seqno,
+				  cpu_to_le64(ring->completed));
+	}
+	mutex_unlock(&core->exec_lock);
+	if (ring)
+		trn_sim_core_kick(core);
+}
+
+static void trn_sim_cores_free(struct trn_sim_dev *sdev, u32 count)
+{
+	struct trn_sim_core *core;
+	u32 i, q;
+
+	for (i = 0; i < count; i++) {
+		core = sdev->cores[i];
+		/* Rings the core did not finish (it should have). */
+		for (q = 0; q < sdev->queues_per_core; q++) {
+			if (!core->rings[q])
+				continue;
+			trn_sim_exec_release(&core->rings[q]->exec);
+			kfree(core->rings[q]);
+		}
+		trn_sim_scratch_free(&core->scratch);
+		mutex_destroy(&core->exec_lock);
+		kfree(core);
+	}
+	kfree(sdev->cores);
+	sdev->cores = NULL;
+}
+
+/**
+ * trn_sim_engine_init() - create the engines of a device, all idle
+ * @sdev: the device, not yet registered with the core
+ *
+ * Also starts the device clock.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trn_sim_engine_init(struct trn_sim_dev *sdev)
+{
+	struct trn_sim_core *core;
+	u32 i;
+
+	sdev->clock_base = ktime_get_ns();
+	atomic_set(&sdev->hang_next, 0);
+	atomic64_set(&sdev->jobs_executed, 0);
+
+	sdev->engine_wq = alloc_workqueue("%s", WQ_UNBOUND, 0,
+					  dev_name(&sdev->dev));
+	if (!sdev->engine_wq)
+		return -ENOMEM;
+	sdev->cores = kcalloc(sdev->num_cores, sizeof(*sdev->cores),
+			      GFP_KERNEL);
+	if (!sdev->cores)
+		goto err_wq;
+	for (i = 0; i < sdev->num_cores; i++) {
+		core = kzalloc(struct_size(core, rings, sdev->queues_per_core),
+			       GFP_KERNEL);
+		if (!core)
+			goto err_cores;
+		core->sdev = sdev;
+		core->id = i;
+		INIT_WORK(&core->work, trn_sim_core_work);
+		mutex_init(&core->exec_lock);
+		spin_lock_init(&core->lock);
+		sdev->cores[i] = core;
+	}
+	return 0;
+
+err_cores:
+	trn_sim_cores_free(sdev, i);
+err_wq:
+	destroy_workqueue(sdev->engine_wq);
+	sdev->engine_wq = NULL;
+	return -ENOMEM;
+}
+
+/**
+ * trn_sim_engine_fini() - stop and free the engines of a device
+ * @sdev: the device, unregistered from the core
+ *
+ * Stops every engine, whatever its rings hold (queued or hung jobs are
+ * abandoned), and frees rings the core did not finish. Later ring
+ * operations are ignored.
+ */
+void trn_sim_engine_fini(struct trn_sim_dev *sdev)
+{
+	struct trn_sim_core *core;
+	unsigned long flags;
+	u32 i;
+
+	if (!sdev->cores)
+		return;
+	for (i = 0; i < sdev->num_cores; i++) {
+		core = sdev->cores[i];
+		spin_lock_irqsave(&core->lock, flags);
+		core->stopped = true;
+		spin_unlock_irqrestore(&core->lock, flags);
+		/* Also waits for a run that requeues itself. */
+		cancel_work_sync(&core->work);
+	}
+	trn_sim_cores_free(sdev, sdev->num_cores);
+	destroy_workqueue(sdev->engine_wq);
+	sdev->engine_wq = NULL;
+}
+
+static int trn_sim_hang_next_get(void *data, u64 *val)
+{
+	struct trn_sim_dev *sdev = data;
+
+	*val = atomic_read(&sdev->hang_next);
+	return 0;
+}
+
+static int trn_sim_hang_next_set(void *data, u64 val)
+{
+	struct trn_sim_dev *sdev = data;
+
+	if (val > INT_MAX)
+		return -EINVAL;
+	atomic_set(&sdev->hang_next, val);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_hang_next_fops, trn_sim_hang_next_get,
+			 trn_sim_hang_next_set, "%llu\n");
+
+static int trn_sim_jobs_executed_get(void *data, u64 *val)
+{
+	struct trn_sim_dev *sdev = data;
+
+	*val = atomic64_read(&sdev->jobs_executed);
+	return 0;
+}
+DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_jobs_executed_fops,
+			 trn_sim_jobs_executed_get, NULL, "%llu\n");
+
+/**
+ * trn_sim_engine_debugfs_init() - the engines' knobs and counters
+ * @sdev: the device, whose debugfs directory exists
+ */
+void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev)
+{
+	debugfs_create_file_unsafe("hang_next", 0600, sdev->debugfs, sdev,
+				   &trn_sim_hang_next_fops);
+	debugfs_create_file_unsafe("jobs_executed", 0400, sdev->debugfs, sdev,
+				   &trn_sim_jobs_executed_fops);
+}

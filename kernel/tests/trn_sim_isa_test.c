@@ -1,0 +1,781 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * KUnit tests of the simulated NeuronCore's command-stream interpreter
+ * (ISA v1, Documentation/isa.md) on a flat test memory, without a device:
+ * the decoder's errors, every operation on small inputs, the numerics that
+ * the ISA fixes exactly (bf16 rounding, summation order, NaN and signed
+ * zero rules), CALL nesting and the slicing of long commands.
+ *
+ * Commands are built as arrays of 64-bit words in CPU order, which is the
+ * device's little-endian order on the hosts KUnit runs on.
+ */
+
+#include <kunit/test.h>
+#include <linux/module.h>
+#include <linux/string.h>
+
+#include "../trn_compat.h"
+#include "../sim/trn_sim_isa.h"
+
+#define BASE		0x100000000ULL
+#define MEM_SIZE	0x20000U
+#define CLOCK_NS	123456789ULL
+
+/* f32 bit patterns. */
+#define F_ZERO		0x00000000U
+#define F_NZERO		0x80000000U
+#define F_ONE		0x3f800000U
+#define F_TWO		0x40000000U
+#define F_NTWO		0xc0000000U
+#define F_FOUR		0x40800000U
+#define F_HALF		0x3f000000U
+#define F_QUARTER	0x3e800000U
+#define F_INF		0x7f800000U
+#define F_NINF		0xff800000U
+#define F_SNAN		0x7fa00000U	/* signalling */
+#define F_QNAN		0x7fc00000U
+
+struct isa_env {
+	struct trn_sim_exec x;
+	struct trn_sim_scratch scratch;
+	u64 sems[TRN_NUM_SEMAPHORES];
+	u8 *mem;
+};
+
+static struct isa_env *to_env(struct trn_sim_exec *x)
+{
+	return container_of(x, struct isa_env, x);
+}
+
+/* [BASE, BASE + MEM_SIZE) is mapped; everything else faults. */
+static int flat_check(struct trn_sim_exec *x, u64 va, size_t len)
+{
+	if (va < BASE) {
+		x->fault_va = va;
+		return -EFAULT;
+	}
+	if (va - BASE > MEM_SIZE || len > MEM_SIZE - (va - BASE)) {
+		x->fault_va = max_t(u64, va, BASE + MEM_SIZE);
+		return -EFAULT;
+	}
+	return 0;
+}
+
+static int flat_read(struct trn_sim_exec *x, u64 va, void *buf, size_t len)
+{
+	int ret = flat_check(x, va, len);
+
+	if (!ret)
+		memcpy(buf, to_env(x)->mem + (va - BASE), len);
+	return ret;
+}
+
+static int flat_write(struct trn_sim_exec *x, u64 va, const void *buf,
+		      size_t len)
+{
+	int ret = flat_check(x, va, len);
+
+	if (!ret)
+		memcpy(to_env(x)->mem + (va - BASE), buf, len);
+	return ret;
+}
+
+static u64 flat_clock(struct trn_sim_exec *x)
+{
+	return CLOCK_NS;
+}
+
+static const struct trn_sim_exec_ops flat_ops = {
+	.read = flat_read,
+	.write = flat_write,
+	.clock = flat_clock,
+};
+
+static void isa_env_free(void *data)
+{
+	struct isa_env *env = data;
+
+	trn_sim_exec_release(&env->x);
+	trn_sim_scratch_free(&env->scratch);
+}
+
+static struct isa_env *isa_env_new(struct kunit *test)
+{
+	struct isa_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, env);
+	env->mem = kunit_kzalloc(test, MEM_SIZE, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, env->mem);
+	env->x.ops = &flat_ops;
+	env->x.sems = env->sems;
+	env->x.scratch = &env->scratch;
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, isa_env_free,
+							env), 0);
+	return env;
+}
+
+static void *at(struct isa_env *env, u64 va)
+{
+	return env->mem + (va - BASE);
+}
+
+static u32 get32(struct isa_env *env, u64 va)
+{
+	u32 v;
+
+	memcpy(&v, at(env, va), sizeof(v));
+	return v;
+}
+
+static void put32s(struct isa_env *env, u64 va, const u32 *v, size_t n)
+{
+	memcpy(at(env, va), v, n * sizeof(*v));
+}
+
+/* Run a job to its end with the normal slice budget; returns its status. */
+static u32 run_job(struct kunit *test, struct isa_env *env, u64 va, u64 size)
+{
+	enum trn_sim_run run;
+	int slices = 0;
+	long budget;
+
+	trn_sim_exec_start(&env->x, va, size);
+	do {
+		budget = TRN_SIM_SLICE_BUDGET;
+		run = trn_sim_exec_run(&env->x, &budget);
+		KUNIT_ASSERT_LT(test, ++slices, 10000);
+	} while (run == TRN_SIM_RUN_YIELD);
+	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	return env->x.status;
+}
+
+/* Commands as 64-bit words. */
+#define HDR(op, flags, words)	((u64)TRN_CMD_HEADER(op, flags, words))
+#define HI(v)			((u64)(v) << 32)
+#define NOP1			HDR(TRN_OP_NOP, 0, 1)
+
+/* Append @n words at *@va. */
+static void emit(struct isa_env *env, u64 *va, const u64 *w, size_t n)
+{
+	memcpy(at(env, *va), w, n * 8);
+	*va += n * 8;
+}
+
+struct decode_case {
+	const char *name;
+	u64 cmd[8];
+	u32 words;	/* words of @cmd in the buffer */
+	u32 status;
+	u64 fault_va;
+};
+
+#define D	(BASE + 0x1000)	/* a mapped, aligned data address */
+
+static const struct decode_case decode_cases[] = {
+	{ "size_zero", { HDR(TRN_OP_WRITE, 0, 0) }, 1,
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "past_end", { HDR(TRN_OP_WRITE, 0, 3), D }, 2,
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "nop_past_end", { HDR(TRN_OP_NOP, 0, 2) }, 1,
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "unknown_opcode", { HDR(0x08, 0, 1) }, 1,
+	  DRM_TRN_STATUS_BAD_OPCODE },
+	{ "opcode_ff", { HDR(0xff, 0, 1) }, 1, DRM_TRN_STATUS_BAD_OPCODE },
+	{ "write_short", { HDR(TRN_OP_WRITE, 0, 2), D }, 2,
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "matmul_long", { HDR(TRN_OP_MATMUL, 0, 9) }, 8 + 1,
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "unknown_flag", { HDR(TRN_OP_WRITE, 2, 3), D, 0 }, 3,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "nop_flag", { HDR(TRN_OP_NOP, 1, 1) }, 1, DRM_TRN_STATUS_BAD_ARG },
+	{ "write_pad", { HDR(TRN_OP_WRITE, 0, 3) | HI(1), D, 0 }, 3,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "write32_high_bits", { HDR(TRN_OP_WRITE, 0, 3), D, HI(1) }, 3,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "write32_misaligned", { HDR(TRN_OP_WRITE, 0, 3), D + 2, 0 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "write64_misaligned",
+	  { HDR(TRN_OP_WRITE, TRN_WRITE_64, 3), D + 4, 0 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "write_fault", { HDR(TRN_OP_WRITE, 0, 3), 0x1000, 0 }, 3,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x1000 },
+	{ "fill_size_misaligned", { HDR(TRN_OP_FILL, 0, 3), D, 6 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "fill_dst_misaligned", { HDR(TRN_OP_FILL, 0, 3), D + 1, 4 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "fill_past_memory",
+	  { HDR(TRN_OP_FILL, 0, 3), BASE + MEM_SIZE - 4, 8 }, 3,
+	  DRM_TRN_STATUS_MMU_FAULT, BASE + MEM_SIZE },
+	{ "copy_pad", { HDR(TRN_OP_COPY, 0, 7) | HI(1), D, D, 1, 1 }, 7,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "copy_src_fault", { HDR(TRN_OP_COPY, 0, 7), D, 0x2000, 4, 1 }, 7,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x2000 },
+	{ "timestamp_misaligned", { HDR(TRN_OP_TIMESTAMP, 0, 2), D + 4 }, 2,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "sem_out_of_range",
+	  { HDR(TRN_OP_SEM_SIGNAL, 0, 2) | HI(TRN_NUM_SEMAPHORES), 1 }, 2,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "call_misaligned", { HDR(TRN_OP_CALL, 0, 3), D + 4, 8 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "call_size_misaligned", { HDR(TRN_OP_CALL, 0, 3), D, 12 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "call_size_zero", { HDR(TRN_OP_CALL, 0, 3), D, 0 }, 3,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "call_pad", { HDR(TRN_OP_CALL, 0, 3) | HI(1), D, 8 }, 3,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_m_zero",
+	  { HDR(TRN_OP_MATMUL, 0, 8), 1 | HI(1), D, D, D, 4, 4, 4 }, 8,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_k_too_big",
+	  { HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 1 | HI(TRN_ISA_MAX_DIM + 1),
+	    D, D, D, 4, 4, 4 }, 8, DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_b_too_big",
+	  { HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 4097 | HI(4096),
+	    D, D, D, 4, 4, 4 }, 8, DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_bf16_a_misaligned",
+	  { HDR(TRN_OP_MATMUL, TRN_MATMUL_BF16, 8) | HI(1), 1 | HI(1),
+	    D + 1, D, D, 2, 2, 4 }, 8, DRM_TRN_STATUS_BAD_ALIGN },
+	{ "matmul_ldc_misaligned",
+	  { HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 1 | HI(1),
+	    D, D, D, 4, 4, 2 }, 8, DRM_TRN_STATUS_BAD_ALIGN },
+	{ "matmul_flag",
+	  { HDR(TRN_OP_MATMUL, 4, 8) | HI(1), 1 | HI(1), D, D, D, 4, 4, 4 },
+	  8, DRM_TRN_STATUS_BAD_ARG },
+	{ "unary_bad_op",
+	  { HDR(TRN_OP_UNARY, 0, 6) | HI(10), 1 | HI(1), D, D, 4, 4 }, 6,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "unary_cols_zero",
+	  { HDR(TRN_OP_UNARY, 0, 6), 1, D, D, 4, 4 }, 6,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "unary_f32_dst_misaligned",
+	  { HDR(TRN_OP_UNARY, 0, 6), 1 | HI(1), D + 2, D, 4, 4 }, 6,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "unary_src_pitch_misaligned",
+	  { HDR(TRN_OP_UNARY, 0, 6), 1 | HI(1), D, D, 4, 6 }, 6,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "binary_bad_op",
+	  { HDR(TRN_OP_BINARY, 0, 8) | HI(6), 1 | HI(1), D, D, D, 4, 4, 4 },
+	  8, DRM_TRN_STATUS_BAD_ARG },
+	{ "binary_b_misaligned",
+	  { HDR(TRN_OP_BINARY, 0, 8), 1 | HI(1), D, D, D + 2, 4, 4, 4 }, 8,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "reduce_flag",
+	  { HDR(TRN_OP_REDUCE, TRN_ELEM_DST_BF16, 5), 1 | HI(1), D, D, 4 }, 5,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "reduce_bad_op",
+	  { HDR(TRN_OP_REDUCE, 0, 5) | HI(2), 1 | HI(1), D, D, 4 }, 5,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "reduce_dims_too_big",
+	  { HDR(TRN_OP_REDUCE, 0, 5), (TRN_ISA_MAX_DIM + 1) | HI(1), D, D, 4 },
+	  5, DRM_TRN_STATUS_BAD_ARG },
+};
+
+KUNIT_ARRAY_PARAM_DESC(decode, decode_cases, name);
+
+/* A NOP, then the case's command: the error is at offset 8. */
+static void decode_errors(struct kunit *test)
+{
+	const struct decode_case *c = test->param_value;
+	struct isa_env *env = isa_env_new(test);
+	u64 nop = NOP1, va = BASE;
+
+	emit(env, &va, &nop, 1);
+	emit(env, &va, c->cmd, min_t(u32, c->words, ARRAY_SIZE(c->cmd)));
+	va += (c->words > ARRAY_SIZE(c->cmd)) ? 8 : 0;
+
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE), c->status);
+	KUNIT_EXPECT_EQ(test, env->x.error_offset, 8);
+	KUNIT_EXPECT_EQ(test, env->x.error_cmd_va, BASE + 8);
+	KUNIT_EXPECT_EQ(test, env->x.fault_va, c->fault_va);
+}
+
+static void job_buffer_checked(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 nop = NOP1, va = BASE;
+
+	emit(env, &va, &nop, 1);
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE + 4, 8),
+			DRM_TRN_STATUS_BAD_ALIGN);
+	KUNIT_EXPECT_EQ(test, env->x.error_cmd_va, BASE + 4);
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, 0),
+			DRM_TRN_STATUS_BAD_ALIGN);
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, 12),
+			DRM_TRN_STATUS_BAD_ALIGN);
+	/* The command buffer itself faults: reported at offset 0. */
+	KUNIT_EXPECT_EQ(test, run_job(test, env, 0x3000, 8),
+			DRM_TRN_STATUS_MMU_FAULT);
+	KUNIT_EXPECT_EQ(test, env->x.fault_va, 0x3000);
+	KUNIT_EXPECT_EQ(test, env->x.error_offset, 0);
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, 8), DRM_TRN_STATUS_OK);
+}
+
+static void write_fill_copy_timestamp(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 va = BASE, d = BASE + 0x1000, i;
+	const u64 cmds[] = {
+		HDR(TRN_OP_NOP, 0, 3), 0xdead, 0xbeef,	/* body ignored */
+		HDR(TRN_OP_WRITE, 0, 3), d, 0x11223344,
+		HDR(TRN_OP_WRITE, TRN_WRITE_64, 3), d + 8, 0x0102030405060708,
+		HDR(TRN_OP_FILL, 0, 3) | HI(0xa5a5a5a5), d + 0x100, 0x40,
+		/* 3 rows of 5 bytes, source pitch 16, destination pitch 8 */
+		HDR(TRN_OP_COPY, 0, 7), d + 0x200, d + 0x300, 5, 3, 8, 16,
+		HDR(TRN_OP_COPY, 0, 7), d + 0x400, d + 0x300, 0, 3, 8, 16,
+		HDR(TRN_OP_TIMESTAMP, 0, 2), d + 0x500,
+	};
+
+	for (i = 0; i < 48; i++)
+		*(u8 *)at(env, d + 0x300 + i) = i;
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d), 0x11223344);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 4), 0);
+	KUNIT_EXPECT_EQ(test, *(u64 *)at(env, d + 8), 0x0102030405060708);
+	for (i = 0; i < 0x40; i += 4)
+		KUNIT_EXPECT_EQ(test, get32(env, d + 0x100 + i), 0xa5a5a5a5);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x140), 0);
+	for (i = 0; i < 3; i++) {
+		KUNIT_EXPECT_EQ(test, memcmp(at(env, d + 0x200 + i * 8),
+					     at(env, d + 0x300 + i * 16), 5), 0);
+		KUNIT_EXPECT_EQ(test, *(u8 *)at(env, d + 0x200 + i * 8 + 5), 0);
+	}
+	KUNIT_EXPECT_EQ(test, *(u64 *)at(env, d + 0x400), 0);
+	KUNIT_EXPECT_EQ(test, *(u64 *)at(env, d + 0x500), CLOCK_NS);
+	KUNIT_EXPECT_EQ(test, env->x.retired, 7);
+}
+
+static void semaphores(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 va = BASE, d = BASE + 0x1000;
+	const u64 cmds[] = {
+		HDR(TRN_OP_SEM_SIGNAL, 0, 2) | HI(7), U64_MAX,
+		HDR(TRN_OP_SEM_SIGNAL, 0, 2) | HI(7), 2,	/* wraps to 1 */
+		HDR(TRN_OP_SEM_WAIT, 0, 2) | HI(7), 1,
+		HDR(TRN_OP_SEM_WAIT, 0, 2) | HI(255), 5,
+		HDR(TRN_OP_WRITE, 0, 3), d, 1,
+	};
+	long budget = TRN_SIM_SLICE_BUDGET;
+
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	trn_sim_exec_start(&env->x, BASE, va - BASE);
+	KUNIT_EXPECT_EQ(test, trn_sim_exec_run(&env->x, &budget),
+			TRN_SIM_RUN_BLOCKED);
+	KUNIT_EXPECT_EQ(test, env->sems[7], 1);
+	KUNIT_EXPECT_EQ(test, env->x.retired, 3);
+	/* Still blocked without a change; not after one. */
+	env->sems[255] = 4;
+	KUNIT_EXPECT_EQ(test, trn_sim_exec_run(&env->x, &budget),
+			TRN_SIM_RUN_BLOCKED);
+	env->sems[255] = 5;
+	KUNIT_EXPECT_EQ(test, trn_sim_exec_run(&env->x, &budget),
+			TRN_SIM_RUN_DONE);
+	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d), 1);
+}
+
+/*
+ * Buffer i (at BASE + i * 0x100) writes i + 1 to D + 4 i, then calls
+ * buffer i + 1 up to @levels; the last one holds @last.
+ */
+static u64 call_chain(struct isa_env *env, int levels, const u64 *last,
+		      size_t nlast)
+{
+	int i;
+
+	for (i = 0; i < levels; i++) {
+		u64 va = BASE + i * 0x100;
+		const u64 cmds[] = {
+			HDR(TRN_OP_WRITE, 0, 3), D + 4 * i, i + 1,
+			HDR(TRN_OP_CALL, 0, 3), BASE + (i + 1) * 0x100,
+			i + 1 < levels ? 48 : nlast * 8,
+		};
+
+		emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	}
+	emit(env, &(u64){ BASE + levels * 0x100 }, last, nlast);
+	return 48;
+}
+
+static void call_nesting(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	const u64 leaf[] = { HDR(TRN_OP_WRITE, 0, 3), D + 0x80, 0x77 };
+	u64 size;
+
+	/* Top level plus TRN_ISA_MAX_CALL_DEPTH nested CALLs: fine. */
+	size = call_chain(env, TRN_ISA_MAX_CALL_DEPTH, leaf, ARRAY_SIZE(leaf));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, size),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, D + 4 * (TRN_ISA_MAX_CALL_DEPTH - 1)),
+			TRN_ISA_MAX_CALL_DEPTH);
+	KUNIT_EXPECT_EQ(test, get32(env, D + 0x80), 0x77);
+}
+
+static void call_too_deep(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	const u64 leaf[] = { NOP1 };
+	u64 size, last = BASE + TRN_ISA_MAX_CALL_DEPTH * 0x100;
+
+	size = call_chain(env, TRN_ISA_MAX_CALL_DEPTH + 1, leaf, 1);
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, size),
+			DRM_TRN_STATUS_CALL_DEPTH);
+	/* The CALL of the deepest buffer, after its WRITE. */
+	KUNIT_EXPECT_EQ(test, env->x.error_offset, 24);
+	KUNIT_EXPECT_EQ(test, env->x.error_cmd_va, last + 24);
+	KUNIT_EXPECT_EQ(test, get32(env, D + 4 * TRN_ISA_MAX_CALL_DEPTH),
+			TRN_ISA_MAX_CALL_DEPTH + 1);
+}
+
+static void error_in_called_buffer(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	const u64 callee[] = { NOP1, NOP1, HDR(0x42, 0, 1) };
+	const u64 top[] = {
+		NOP1, HDR(TRN_OP_CALL, 0, 3), BASE + 0x800, sizeof(callee),
+		HDR(TRN_OP_WRITE, 0, 3), D, 1,
+	};
+	u64 va = BASE;
+
+	emit(env, &va, top, ARRAY_SIZE(top));
+	va = BASE + 0x800;
+	emit(env, &va, callee, ARRAY_SIZE(callee));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, sizeof(top)),
+			DRM_TRN_STATUS_BAD_OPCODE);
+	KUNIT_EXPECT_EQ(test, env->x.error_offset, 16);
+	KUNIT_EXPECT_EQ(test, env->x.error_cmd_va, BASE + 0x800 + 16);
+	KUNIT_EXPECT_EQ(test, get32(env, D), 0);	/* never reached */
+}
+
+static void matmul_f32(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, c = BASE + 0x3000;
+	/* A 2x3 (pitch 16 bytes), B 3x2 (pitch 12 bytes), small integers. */
+	const u32 arow0[] = { 0x3f800000, 0x40000000, 0x40400000 }; /* 1 2 3 */
+	const u32 arow1[] = { 0x40800000, 0x40a00000, 0x40c00000 }; /* 4 5 6 */
+	const u32 brows[] = {
+		0x40e00000, 0x41000000,		/* 7 8 */
+		0x41100000, 0x41200000,		/* 9 10 */
+		0x41300000, 0x41400000,		/* 11 12 */
+	};
+	u64 va = BASE;
+	const u64 cmds[] = {
+		HDR(TRN_OP_MATMUL, 0, 8) | HI(2), 2 | HI(3), a, b, c, 16, 8, 8,
+		HDR(TRN_OP_MATMUL, TRN_MATMUL_ACCUMULATE, 8) | HI(2), 2 | HI(3),
+		a, b, c + 0x100, 16, 8, 8,
+	};
+	const u32 init[] = { F_ONE, F_ONE, F_ONE, F_ONE };
+
+	put32s(env, a, arow0, 3);
+	put32s(env, a + 16, arow1, 3);
+	put32s(env, b, brows, 2);
+	put32s(env, b + 8, brows + 2, 2);
+	put32s(env, b + 16, brows + 4, 2);
+	put32s(env, c + 0x100, init, 4);
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	/* [58 64; 139 154], then + 1 each */
+	KUNIT_EXPECT_EQ(test, get32(env, c), 0x42680000);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 4), 0x42800000);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 8), 0x430b0000);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 12), 0x431a0000);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 0x100), 0x426c0000);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 0x10c), 0x431b0000);
+}
+
+static void matmul_order_and_bf16(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, c = BASE + 0x3000;
+	/* 1x4 times 4x1 in f32: 1e8 * 1 + 1 * 1 + -1e8 * 1 + 1 * 1 = 1. */
+	const u32 av[] = { 0x4cbebc20, F_ONE, 0xccbebc20, F_ONE };
+	const u32 bv[] = { F_ONE, F_ONE, F_ONE, F_ONE };
+	/* bf16: A = [1.5, -2], B = [[2], [0.5]] -> 2. */
+	const u16 ah[] = { 0x3fc0, 0xc000 }, bh[] = { 0x4000, 0x3f00 };
+	u64 va = BASE;
+	const u64 cmds[] = {
+		HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 1 | HI(4), a, b, c, 16, 4, 4,
+		HDR(TRN_OP_MATMUL, TRN_MATMUL_BF16, 8) | HI(1), 1 | HI(2),
+		a + 0x100, b + 0x100, c + 8, 4, 2, 4,
+	};
+
+	put32s(env, a, av, 4);
+	put32s(env, b, bv, 4);
+	memcpy(at(env, a + 0x100), ah, sizeof(ah));
+	memcpy(at(env, b + 0x100), bh, sizeof(bh));
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, c), F_ONE);
+	KUNIT_EXPECT_EQ(test, get32(env, c + 8), F_TWO);
+}
+
+struct unary_case {
+	u32 op;
+	u32 in;
+	u32 out;
+};
+
+static const struct unary_case unary_cases[] = {
+	{ TRN_UNARY_COPY, F_SNAN, F_SNAN },
+	{ TRN_UNARY_NEG, F_ONE, 0xbf800000 },
+	{ TRN_UNARY_NEG, F_ZERO, F_NZERO },
+	{ TRN_UNARY_ABS, F_NTWO, F_TWO },
+	{ TRN_UNARY_RELU, F_NTWO, F_ZERO },
+	{ TRN_UNARY_RELU, F_NZERO, F_ZERO },
+	{ TRN_UNARY_RELU, F_TWO, F_TWO },
+	{ TRN_UNARY_RELU, F_SNAN, F_SNAN | 0x00400000 },
+	{ TRN_UNARY_RELU_GRAD, F_TWO, F_ONE },
+	{ TRN_UNARY_RELU_GRAD, F_ZERO, F_ZERO },
+	{ TRN_UNARY_RELU_GRAD, F_NTWO, F_ZERO },
+	{ TRN_UNARY_RELU_GRAD, F_QNAN, F_ZERO },
+	{ TRN_UNARY_EXP, F_ZERO, F_ONE },
+	{ TRN_UNARY_EXP, F_ONE, 0x402df854 },
+	{ TRN_UNARY_EXP, 0xbf800000, 0x3ebc5ab2 },
+	{ TRN_UNARY_EXP, F_NINF, F_ZERO },
+	{ TRN_UNARY_EXP, 0x42b20000, F_INF },		/* e^89 */
+	{ TRN_UNARY_TANH, F_HALF, 0x3eec9a9f },
+	{ TRN_UNARY_TANH, F_NINF, 0xbf800000 },
+	{ TRN_UNARY_TANH, F_NZERO, F_NZERO },
+	{ TRN_UNARY_GELU, F_ONE, 0x3f57585c },
+	{ TRN_UNARY_GELU, 0xbf800000, 0xbe229e91 },
+	{ TRN_UNARY_GELU, F_NINF, F_NZERO },
+	{ TRN_UNARY_GELU, F_INF, F_INF },
+	{ TRN_UNARY_RECIP, F_FOUR, F_QUARTER },
+	{ TRN_UNARY_RECIP, 0x40400000, 0x3eaaaaab },
+	{ TRN_UNARY_RECIP, F_NZERO, F_NINF },
+	{ TRN_UNARY_SQRT, F_TWO, 0x3fb504f3 },
+	{ TRN_UNARY_SQRT, F_NZERO, F_NZERO },
+	{ TRN_UNARY_SQRT, F_NTWO, F_QNAN },
+	{ TRN_UNARY_EXP, F_SNAN, F_SNAN | 0x00400000 },
+};
+
+static void unary_ops(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 src = BASE + 0x1000, dst = BASE + 0x2000, va = BASE;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(unary_cases); i++) {
+		const u64 cmd[] = {
+			HDR(TRN_OP_UNARY, 0, 6) | HI(unary_cases[i].op),
+			1 | HI(1), dst + 4 * i, src + 4 * i, 4, 4,
+		};
+
+		put32s(env, src + 4 * i, &unary_cases[i].in, 1);
+		emit(env, &va, cmd, ARRAY_SIZE(cmd));
+	}
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (i = 0; i < ARRAY_SIZE(unary_cases); i++)
+		KUNIT_EXPECT_EQ_MSG(test, get32(env, dst + 4 * i),
+				    unary_cases[i].out, "case %zu op %u in %#x",
+				    i, unary_cases[i].op, unary_cases[i].in);
+}
+
+static void binary_ops(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, d = BASE + 0x3000;
+	u64 va = BASE;
+	const u32 av[] = { F_ONE, F_ZERO, F_QNAN, F_TWO };
+	const u32 bv[] = { F_FOUR, F_NZERO, F_ONE, F_QNAN };
+	u32 op;
+
+	put32s(env, a, av, 4);
+	put32s(env, b, bv, 4);
+	for (op = TRN_BINARY_ADD; op <= TRN_BINARY_MIN; op++) {
+		const u64 cmd[] = {
+			HDR(TRN_OP_BINARY, 0, 8) | HI(op), 1 | HI(4),
+			d + 16 * op, a, b, 16, 16, 16,
+		};
+
+		emit(env, &va, cmd, ARRAY_SIZE(cmd));
+	}
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0), 0x40a00000);		/* 5 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 4), F_ZERO);		/* 0 + -0 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 16), 0xc0400000);	/* -3 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 32), F_FOUR);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 36), F_NZERO);		/* 0 * -0 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 48), F_QUARTER);
+	/* MAX: NaN wins, +0 > -0 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 64), F_FOUR);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 68), F_ZERO);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 72), F_QNAN);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 76), F_QNAN);
+	/* MIN */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 80), F_ONE);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 84), F_NZERO);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 88), F_QNAN);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 92), F_QNAN);
+}
+
+static void binary_broadcast(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, d = BASE + 0x3000;
+	u64 va = BASE;
+	/* a: 2 rows of [1 2]; b: one row [4 4] (pitch 0); per-row [1], [2]. */
+	const u32 av[] = { F_ONE, F_TWO, F_ONE, F_TWO };
+	const u32 bv[] = { F_FOUR, F_FOUR, F_ONE, F_TWO };
+	const u64 cmds[] = {
+		HDR(TRN_OP_BINARY, 0, 8) | HI(TRN_BINARY_MUL), 2 | HI(2),
+		d, a, b, 8, 8, 0,
+		HDR(TRN_OP_BINARY, TRN_BINARY_B_PER_ROW, 8) | HI(TRN_BINARY_ADD),
+		2 | HI(2), d + 0x100, a, b + 8, 8, 8, 4,
+	};
+
+	put32s(env, a, av, 4);
+	put32s(env, b, bv, 4);
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d), F_FOUR);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 4), 0x41000000);		/* 8 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 8), F_FOUR);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 12), 0x41000000);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x100), F_TWO);		/* 1+1 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x104), 0x40400000);	/* 2+1 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x108), 0x40400000);	/* 1+2 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x10c), F_FOUR);		/* 2+2 */
+}
+
+static void reduce_ops(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 s = BASE + 0x1000, d = BASE + 0x2000, va = BASE;
+	/* Row 0: summed in order gives 1 (any other order 0 or 2). */
+	const u32 rows[] = {
+		0x4cbebc20, F_ONE, 0xccbebc20, F_ONE,
+		F_NZERO, F_ZERO, F_NZERO, F_NZERO,
+		F_ONE, F_QNAN, F_FOUR, F_TWO,
+	};
+	const u64 cmds[] = {
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_SUM), 3 | HI(4),
+		d, s, 16,
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_MAX), 3 | HI(4),
+		d + 16, s, 16,
+	};
+
+	put32s(env, s, rows, ARRAY_SIZE(rows));
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d), F_ONE);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 4), F_ZERO);	/* +0 start */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 16), 0x4cbebc20);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 20), F_ZERO);	/* +0 > -0 */
+	KUNIT_EXPECT_EQ(test, get32(env, d + 24), F_QNAN);
+}
+
+struct bf16_case {
+	u32 in;
+	u16 out;
+};
+
+static const struct bf16_case bf16_cases[] = {
+	{ 0x3f800000, 0x3f80 },		/* exact */
+	{ 0x3f808000, 0x3f80 },		/* tie, even below */
+	{ 0x3f818000, 0x3f82 },		/* tie, even above */
+	{ 0x3f808001, 0x3f81 },		/* above the tie */
+	{ 0x3f807fff, 0x3f80 },		/* below the tie */
+	{ 0xbf818000, 0xbf82 },		/* negative tie */
+	{ 0x7f7fffff, 0x7f80 },		/* overflow to infinity */
+	{ 0xff800000, 0xff80 },		/* -inf */
+	{ 0x7f800001, 0x7fc0 },		/* signalling NaN, quieted */
+	{ 0xffc12345, 0xffc1 },		/* quiet NaN keeps sign, payload */
+	{ 0x00008000, 0x0000 },		/* subnormal tie to even zero */
+	{ 0x80018000, 0x8002 },
+};
+
+static void bf16_rounding(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 s = BASE + 0x1000, d = BASE + 0x2000, va = BASE;
+	u32 in[ARRAY_SIZE(bf16_cases)];
+	const u64 cmd[] = {
+		HDR(TRN_OP_UNARY, TRN_ELEM_DST_BF16, 6) | HI(TRN_UNARY_COPY),
+		1 | HI(ARRAY_SIZE(bf16_cases)), d + 2, s, 0, 0,
+	};
+	u16 out;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(bf16_cases); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, trn_sim_f32_to_bf16(bf16_cases[i].in),
+				    bf16_cases[i].out, "in %#x", bf16_cases[i].in);
+		in[i] = bf16_cases[i].in;
+	}
+	/* The same through UNARY COPY, to a 2-aligned destination. */
+	put32s(env, s, in, ARRAY_SIZE(in));
+	emit(env, &va, cmd, ARRAY_SIZE(cmd));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (i = 0; i < ARRAY_SIZE(bf16_cases); i++) {
+		memcpy(&out, at(env, d + 2 + 2 * i), sizeof(out));
+		KUNIT_EXPECT_EQ(test, out, bf16_cases[i].out);
+	}
+}
+
+/* A long FILL runs in many slices and still finishes exactly. */
+static void slices_resume(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 va = BASE;
+	const u64 cmds[] = {
+		HDR(TRN_OP_FILL, 0, 3) | HI(0x01020304), BASE + 0x1000, 0x18000,
+		HDR(TRN_OP_WRITE, 0, 3), BASE + 0x1000, 9,
+	};
+	enum trn_sim_run run;
+	int slices = 0;
+	long budget;
+
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	trn_sim_exec_start(&env->x, BASE, va - BASE);
+	do {
+		budget = 100;
+		run = trn_sim_exec_run(&env->x, &budget);
+		slices++;
+	} while (run == TRN_SIM_RUN_YIELD && slices < 100);
+	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	KUNIT_EXPECT_GT(test, slices, 2);
+	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, BASE + 0x1000), 9);
+	KUNIT_EXPECT_EQ(test, get32(env, BASE + 0x1004), 0x01020304);
+	KUNIT_EXPECT_EQ(test, get32(env, BASE + 0x18ffc), 0x01020304);
+	KUNIT_EXPECT_EQ(test, get32(env, BASE + 0x19000), 0);
+}
+
+static struct kunit_case trn_sim_isa_cases[] = {
+	KUNIT_CASE_PARAM(decode_errors, decode_gen_params),
+	KUNIT_CASE(job_buffer_checked),
+	KUNIT_CASE(write_fill_copy_timestamp),
+	KUNIT_CASE(semaphores),
+	KUNIT_CASE(call_nesting),
+	KUNIT_CASE(call_too_deep),
+	KUNIT_CASE(error_in_called_buffer),
+	KUNIT_CASE(matmul_f32),
+	KUNIT_CASE(matmul_order_and_bf16),
+	KUNIT_CASE(unary_ops),
+	KUNIT_CASE(binary_ops),
+	KUNIT_CASE(binary_broadcast),
+	KUNIT_CASE(reduce_ops),
+	KUNIT_CASE(bf16_rounding),
+	KUNIT_CASE(slices_resume),
+	{}
+};
+
+static struct kunit_suite trn_sim_isa_suite = {
+	.name = "trn_sim_isa",
+	.test_cases = trn_sim_isa_cases,
+};
+
+kunit_test_suite(trn_sim_isa_suite);

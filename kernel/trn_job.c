@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Jobs: DRM_IOCTL_TRN_SUBMIT and a job's life until it is freed.
+ *
+ * A submission is checked and prepared completely (every lookup, every
+ * allocation, every reservation) before the first job is armed, so a call
+ * that fails queues nothing; what follows cannot fail. The jobs of one call
+ * take consecutive numbers on their queue and enter its scheduler entity in
+ * that order under the queue's submit lock.
+ */
+
+#include <linux/dma-fence-chain.h>
+#include <linux/dma-resv.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/uaccess.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_print.h>
+#include <drm/drm_syncobj.h>
+#include <drm/gpu_scheduler.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_compat.h"
+#include "trn_drv.h"
+
+/* The first version of struct drm_trn_job; later ones only grow. */
+#define TRN_JOB_SIZE_V1		64
+/* Larger strides are surely a mistake. */
+#define TRN_JOB_SIZE_MAX	4096
+
+static void trn_job_put_deps(struct trn_job *job)
+{
+	u32 i;
+
+	for (i = 0; i < job->bo_count; i++)
+		drm_gem_object_put(job->bos[i]);
+	kvfree(job->bos);
+	job->bos = NULL;
+	job->bo_count = 0;
+	for (i = 0; i < job->out_count; i++) {
+		if (job->outs[i].syncobj)
+			drm_syncobj_put(job->outs[i].syncobj);
+		dma_fence_chain_free(job->outs[i].chain);
+	}
+	kfree(job->outs);
+	job->outs = NULL;
+	job->out_count = 0;
+	dma_fence_chain_free(job->queue_chain);
+	job->queue_chain = NULL;
+}
+
+/**
+ * trn_job_free() - free a job once the scheduler is done with it
+ * @job: the job, armed or not
+ */
+void trn_job_free(struct trn_job *job)
+{
+	struct trn_file *tfile = job->queue->tfile;
+	struct trn_device *tdev = job->ring->tdev;
+	bool pushed = job->pushed;
+
+	/* Cancelled before it ran: it still counts as failed. */
+	if (pushed && !job->retired)
+		atomic64_inc(&tdev->stats.failed);
+	drm_sched_job_cleanup(&job->base);
+	trn_job_put_deps(job);
+	if (job->hw.fence)
+		dma_fence_put(job->hw.fence);
+	/* Never ran: the preallocated fence was never initialised. */
+	kfree(job->hw_fence);
+	trn_queue_put(job->queue);
+	kfree(job);
+	/* @tfile may be freed as soon as its count drops to zero. */
+	if (pushed && atomic_dec_and_test(&tfile->jobs))
+		wake_up_all(&tdev->jobs_wq);
+}
+
+/**
+ * trn_job_retire() - the device is done with a job
+ * @job: the job, off its ring, with &trn_job.hw filled in
+ * @error: 0 or the negative errno its fences get
+ *
+ * Accounts for the job and signals its hardware fence, which is the last
+ * thing done with it here: the scheduler may free it right after.
+ */
+void trn_job_retire(struct trn_job *job, int error)
+{
+	struct trn_queue *queue = job->queue;
+	struct trn_device *tdev = job->ring->tdev;
+	struct dma_fence *fence = job->hw.fence;
+
+	if (job->hw.end_ns > job->hw.start_ns)
+		atomic64_add(job->hw.end_ns - job->hw.start_ns,
+			     &queue->tfile->engine_ns[job->ring->core]);
+	atomic64_inc(error ? &tdev->stats.failed : &tdev->stats.completed);
+	job->retired = true;
+	trn_queue_job_done(queue, job, error);
+
+	if (error)
+		dma_fence_set_error(fence, error);
+	dma_fence_signal(fence);
+}
+
+static int trn_ptr_cmp(const void *a, const void *b)
+{
+	uintptr_t x = *(const uintptr_t *)a, y = *(const uintptr_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Look up the job's buffers; each may appear once. */
+static int trn_job_lookup_bos(struct trn_job *job, struct drm_file *file,
+			      const struct drm_trn_job *uj)
+{
+	struct drm_gem_object **sorted;
+	u32 i;
+	int ret;
+
+	if (!uj->bo_count)
+		return 0;
+	ret = drm_gem_objects_lookup(file, u64_to_user_ptr(uj->bo_handles),
+				     uj->bo_count, &job->bos);
+	if (ret) {
+		/* The lookup leaves a partial array to put on failure. */
+		if (job->bos)
+			job->bo_count = uj->bo_count;
+		return ret;
+	}
+	job->bo_count = uj->bo_count;
+
+	sorted = kmemdup_array(job->bos, job->bo_count, sizeof(*sorted),
+			       GFP_KERNEL);
+	if (!sorted)
+		return -ENOMEM;
+	sort(sorted, job->bo_count, sizeof(*sorted), trn_ptr_cmp, NULL);
+	for (i = 1; i < job->bo_count; i++)
+		if (sorted[i] == sorted[i - 1])
+			ret = -EINVAL;
+	kfree(sorted);
+	return ret;
+}
+
+static int trn_job_add_in_syncs(struct trn_job *job, struct drm_file *file,
+				const struct drm_trn_job *uj)
+{
+	struct drm_trn_sync __user *usyncs = u64_to_user_ptr(uj->in_syncs);
+	struct drm_trn_sync sync;
+	u32 i;
+	int ret;
+
+	for (i = 0; i < uj->in_count; i++) {
+		if (copy_from_user(&sync, &usyncs[i], sizeof(sync)))
+			return -EFAULT;
+		if (sync.flags)
+			return -EINVAL;
+		ret = drm_sched_job_add_syncobj_dependency(&job->base, file,
+							   sync.handle,
+							   sync.point);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int trn_job_get_out_syncs(struct trn_job *job, struct drm_file *file,
+				 const struct drm_trn_job *uj)
+{
+	struct drm_trn_sync __user *usyncs = u64_to_user_ptr(uj->out_syncs);
+	struct drm_trn_sync sync;
+	u32 i;
+
+	if (!uj->out_count)
+		return 0;
+	job->outs = kcalloc(uj->out_count, sizeof(*job->outs), GFP_KERNEL);
+	if (!job->outs)
+		return -ENOMEM;
+	job->out_count = uj->out_count;
+
+	for (i = 0; i < uj->out_count; i++) {
+		struct trn_job_out *out = &job->outs[i];
+
+		if (copy_from_user(&sync, &usyncs[i], sizeof(sync)))
+			return -EFAULT;
+		if (sync.flags)
+			return -EINVAL;
+		out->syncobj = drm_syncobj_find(file, sync.handle);
+		if (!out->syncobj)
+			return -ENOENT;
+		out->point = sync.point;
+		if (sync.point) {
+			out->chain = dma_fence_chain_alloc();
+			if (!out->chain)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+static int trn_job_check(struct trn_device *tdev, const struct drm_trn_job *uj)
+{
+	u64 va_end = tdev->desc.va_start + tdev->desc.va_size;
+
+	if (uj->flags || uj->pad)
+		return -EINVAL;
+	if (!uj->cmd_size || !IS_ALIGNED(uj->cmd_size, 8) ||
+	    uj->cmd_size > DRM_TRN_JOB_MAX_CMD_SIZE)
+		return -EINVAL;
+	if (!IS_ALIGNED(uj->cmd_va, 8) || uj->cmd_va < tdev->desc.va_start ||
+	    uj->cmd_va > va_end - uj->cmd_size)
+		return -EINVAL;
+	if (uj->bo_count > DRM_TRN_JOB_MAX_BOS ||
+	    uj->in_count > DRM_TRN_JOB_MAX_FENCES ||
+	    uj->out_count > DRM_TRN_JOB_MAX_FENCES)
+		return -EINVAL;
+	return 0;
+}
+
+/* Build one job from its uAPI description; nothing is visible yet. */
+static struct trn_job *trn_job_create(struct trn_queue *queue,
+				      struct drm_file *file,
+				      const struct drm_trn_job *uj)
+{
+	struct trn_file *tfile = file->driver_priv;
+	struct trn_job *job;
+	int ret;
+
+	ret = trn_job_check(tfile->tdev, uj);
+	if (ret)
+		return ERR_PTR(ret);
+
+	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	if (!job)
+		return ERR_PTR(-ENOMEM);
+	kref_get(&queue->refcount);
+	job->queue = queue;
+	job->ring = queue->ring;
+	job->cmd_va = uj->cmd_va;
+	job->cmd_size = uj->cmd_size;
+	job->ctx = tfile->ctx;
+	INIT_LIST_HEAD(&job->link);
+
+	ret = drm_sched_job_init(&job->base, &queue->entity, 1, tfile,
+				 file->client_id);
+	if (ret) {
+		trn_queue_put(queue);
+		kfree(job);
+		return ERR_PTR(ret);
+	}
+
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
+	job->queue_chain = dma_fence_chain_alloc();
+	if (!job->hw_fence || !job->queue_chain) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	ret = trn_job_lookup_bos(job, file, uj);
+	if (ret)
+		goto err_free;
+	ret = trn_job_add_in_syncs(job, file, uj);
+	if (ret)
+		goto err_free;
+	ret = trn_job_get_out_syncs(job, file, uj);
+	if (ret)
+		goto err_free;
+	return job;
+
+err_free:
+	trn_job_free(job);
+	return ERR_PTR(ret);
+}
+
+/* Every distinct buffer of the submission, for locking. */
+static int trn_submit_collect_bos(struct trn_job **jobs, u32 count,
+				  struct drm_gem_object ***out, u32 *nout)
+{
+	struct drm_gem_object **objs;
+	u32 i, j, n = 0, total = 0;
+
+	for (i = 0; i < count; i++)
+		total += jobs[i]->bo_count;
+	*out = NULL;
+	*nout = 0;
+	if (!total)
+		return 0;
+	objs = kvmalloc_array(total, sizeof(*objs), GFP_KERNEL);
+	if (!objs)
+		return -ENOMEM;
+	for (i = 0; i < count; i++)
+		for (j = 0; j < jobs[i]->bo_count; j++)
+			objs[n++] = jobs[i]->bos[j];
+	sort(objs, n, sizeof(*objs), trn_ptr_cmp, NULL);
+	for (i = 0, j = 0; i < n; i++)
+		if (!j || objs[j - 1] != objs[i])
+			objs[j++] = objs[i];
+	*out = objs;
+	*nout = j;
+	return 0;
+}
+
+/* Lock the buffers and make room for one fence per job in each. */
+static int trn_submit_reserve(struct drm_gem_object **objs, u32 n,
+			      u32 fences, struct ww_acquire_ctx *ctx)
+{
+	u32 i;
+	int ret;
+
+	ret = drm_gem_lock_reservations(objs, n, ctx);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		ret = dma_resv_reserve_fences(objs[i]->resv, fences);
+		if (ret) {
+			drm_gem_unlock_reservations(objs, n, ctx);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Make @job visible: number, fences, syncobjs, then the scheduler. */
+static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
+{
+	struct dma_fence *fence;
+	u32 i;
+
+	lockdep_assert_held(&queue->submit_lock);
+
+	drm_sched_job_arm(&job->base);
+	fence = &job->base.s_fence->finished;
+
+	/* Until it finishes, its buffers stay allocated and mapped. */
+	for (i = 0; i < job->bo_count; i++)
+		dma_resv_add_fence(job->bos[i]->resv, fence,
+				   DMA_RESV_USAGE_BOOKKEEP);
+	for (i = 0; i < job->out_count; i++) {
+		struct trn_job_out *out = &job->outs[i];
+
+		if (out->chain) {
+			drm_syncobj_add_point(out->syncobj, out->chain, fence,
+					      out->point);
+			out->chain = NULL;
+		} else {
+			drm_syncobj_replace_fence(out->syncobj, fence);
+		}
+	}
+	drm_syncobj_add_point(queue->syncobj, job->queue_chain, fence,
+			      job->seqno);
+	job->queue_chain = NULL;
+
+	queue->submitted = job->seqno;
+	job->pushed = true;
+	atomic_inc(&queue->tfile->jobs);
+
+	drm_sched_entity_push_job(&job->base);
+}
+
+/**
+ * trn_ioctl_submit() - handler of DRM_IOCTL_TRN_SUBMIT
+ * @drm: the device
+ * @data: &struct drm_trn_submit
+ * @file: the caller
+ *
+ * Return: 0 with every job queued; on failure nothing is queued: -EINVAL
+ * for bad arguments, -ENOENT for an unknown queue, buffer or syncobj,
+ * -EFAULT for bad pointers, -ENOMEM, -EINTR, -ENODEV.
+ */
+int trn_ioctl_submit(struct drm_device *drm, void *data,
+		     struct drm_file *file)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	struct trn_file *tfile = file->driver_priv;
+	struct drm_trn_submit *args = data;
+	struct drm_trn_job __user *ujobs;
+	struct drm_gem_object **objs;
+	struct ww_acquire_ctx ctx;
+	struct trn_queue *queue;
+	struct trn_job **jobs;
+	struct drm_trn_job uj;
+	u32 i, n = 0, nobjs;
+	u64 first;
+	int idx, ret;
+
+	if (args->flags || !args->job_count ||
+	    args->job_count > DRM_TRN_SUBMIT_MAX_JOBS ||
+	    args->job_size < TRN_JOB_SIZE_V1 ||
+	    args->job_size > TRN_JOB_SIZE_MAX)
+		return -EINVAL;
+
+	queue = trn_queue_lookup(tfile, args->queue_id);
+	if (!queue)
+		return -ENOENT;
+	if (!drm_dev_enter(drm, &idx)) {
+		ret = -ENODEV;
+		goto out_put_queue;
+	}
+
+	jobs = kcalloc(args->job_count, sizeof(*jobs), GFP_KERNEL);
+	if (!jobs) {
+		ret = -ENOMEM;
+		goto out_exit;
+	}
+
+	ujobs = u64_to_user_ptr(args->jobs);
+	for (n = 0; n < args->job_count; n++) {
+		void __user *src = (void __user *)ujobs +
+				   (size_t)n * args->job_size;
+
+		ret = copy_struct_from_user(&uj, sizeof(uj), src,
+					    args->job_size);
+		if (ret) {
+			/* Unknown non-zero bytes are bad arguments. */
+			ret = ret == -E2BIG ? -EINVAL : ret;
+			goto out_free_jobs;
+		}
+		jobs[n] = trn_job_create(queue, file, &uj);
+		if (IS_ERR(jobs[n])) {
+			ret = PTR_ERR(jobs[n]);
+			goto out_free_jobs;
+		}
+	}
+
+	ret = trn_submit_collect_bos(jobs, n, &objs, &nobjs);
+	if (ret)
+		goto out_free_jobs;
+
+	mutex_lock(&queue->submit_lock);
+	/* A queue destroyed meanwhile takes no more jobs. */
+	if (xa_load(&tfile->queues, queue->id) != queue) {
+		ret = -ENOENT;
+		goto out_unlock;
+	}
+	/*
+	 * The numbers go back before any buffer is locked: writing user
+	 * memory may fault, and faults must not nest in reservation locks.
+	 */
+	first = queue->submitted + 1;
+	for (i = 0; i < n; i++) {
+		void __user *dst = (void __user *)ujobs +
+				   (size_t)i * args->job_size +
+				   offsetof(struct drm_trn_job, seqno);
+
+		if (put_user(first + i, (u64 __user *)dst)) {
+			ret = -EFAULT;
+			goto out_unlock;
+		}
+	}
+	if (nobjs) {
+		ret = trn_submit_reserve(objs, nobjs, n, &ctx);
+		if (ret)
+			goto out_unlock;
+	}
+	for (i = 0; i < n; i++) {
+		jobs[i]->seqno = first + i;
+		trn_job_push(queue, jobs[i]);
+	}
+	if (nobjs)
+		drm_gem_unlock_reservations(objs, nobjs, &ctx);
+	atomic64_add(n, &tdev->stats.submitted);
+	n = 0;
+	ret = 0;
+
+out_unlock:
+	mutex_unlock(&queue->submit_lock);
+	kvfree(objs);
+out_free_jobs:
+	while (n--)
+		trn_job_free(jobs[n]);
+	kfree(jobs);
+out_exit:
+	drm_dev_exit(idx);
+out_put_queue:
+	trn_queue_put(queue);
+	return ret;
+}
+
+/**
+ * trn_job_show_fdinfo() - the engine time of a context, for fdinfo
+ * @p: where to print
+ * @tfile: the context
+ *
+ * One drm-engine-core<N> key per NeuronCore, in nanoseconds of device time
+ * its jobs ran.
+ */
+void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile)
+{
+	u32 i;
+
+	for (i = 0; i < tfile->tdev->desc.num_cores; i++)
+		drm_printf(p, "drm-engine-core%u:\t%lld ns\n", i,
+			   atomic64_read(&tfile->engine_ns[i]));
+}

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Queues: a context's ordered streams of jobs. A queue is a scheduler
+ * entity on one hardware ring of its NeuronCore, a timeline syncobj whose
+ * point N is job N, and a completion record that userspace maps to see
+ * progress without a system call.
+ */
+
+#include <linux/capability.h>
+#include <linux/dma-fence.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_file.h>
+#include <drm/drm_gem.h>
+#include <drm/drm_syncobj.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_drv.h"
+
+/* Queues a context may have at once. */
+#define TRN_MAX_QUEUES_PER_FILE	256
+
+static void trn_queue_release(struct kref *kref)
+{
+	struct trn_queue *queue = container_of(kref, struct trn_queue,
+					       refcount);
+
+	drm_syncobj_put(queue->syncobj);
+	drm_gem_object_put(&queue->status_bo->base);
+	mutex_destroy(&queue->submit_lock);
+	kfree(queue);
+}
+
+/**
+ * trn_queue_put() - drop a reference to a queue
+ * @queue: the queue
+ */
+void trn_queue_put(struct trn_queue *queue)
+{
+	kref_put(&queue->refcount, trn_queue_release);
+}
+
+/**
+ * trn_queue_lookup() - find a queue of a context and take a reference
+ * @tfile: the context
+ * @id: the queue's number
+ *
+ * Return: the queue, or NULL.
+ */
+struct trn_queue *trn_queue_lookup(struct trn_file *tfile, u32 id)
+{
+	struct trn_queue *queue;
+
+	xa_lock(&tfile->queues);
+	queue = xa_load(&tfile->queues, id);
+	if (queue)
+		kref_get(&queue->refcount);
+	xa_unlock(&tfile->queues);
+	return queue;
+}
+
+/**
+ * trn_queue_job_done() - record the outcome of a finished job
+ * @queue: its queue
+ * @job: the job, in completion order
+ * @error: 0 or the negative errno its fences get
+ *
+ * Updates the queue's state and the completion record userspace reads,
+ * in the order the uAPI promises: failure entry, failure count, then the
+ * completed number. Callable from any context.
+ */
+void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
+			int error)
+{
+	struct drm_trn_queue_status_page *page = queue->page;
+	unsigned long flags;
+
+	spin_lock_irqsave(&queue->status_lock, flags);
+	if (error) {
+		struct drm_trn_job_failure *f;
+
+		f = &page->failures[queue->failed %
+				    DRM_TRN_STATUS_PAGE_FAILURES];
+		WRITE_ONCE(f->seqno, job->seqno);
+		WRITE_ONCE(f->error, -error);
+		WRITE_ONCE(f->status, job->hw.status);
+		queue->failed++;
+		/* Readers that see the count see the entry. */
+		smp_store_release(&page->failed_count, queue->failed);
+
+		queue->last_failure.seqno = job->seqno;
+		queue->last_failure.error = -error;
+		queue->last_failure.status = job->hw.status;
+		queue->last_failure.error_offset = job->hw.error_offset;
+		queue->last_failure.error_cmd_va = job->hw.error_cmd_va;
+		queue->last_failure.fault_va = job->hw.fault_va;
+		if (job->hw.status == DRM_TRN_STATUS_MMU_FAULT)
+			queue->state |= DRM_TRN_QUEUE_FAULTED;
+		if (job->timed_out) {
+			queue->state |= DRM_TRN_QUEUE_GUILTY;
+			queue->resets++;
+		}
+	}
+	if (job->seqno > queue->completed) {
+		queue->completed = job->seqno;
+		/* Readers that see the job finished see its failure entry. */
+		smp_store_release(&page->completed_seqno, job->seqno);
+	}
+	spin_unlock_irqrestore(&queue->status_lock, flags);
+}
+
+static enum drm_sched_priority trn_sched_priority(u32 priority)
+{
+	switch (priority) {
+	case DRM_TRN_PRIORITY_LOW:
+		return DRM_SCHED_PRIORITY_LOW;
+	case DRM_TRN_PRIORITY_HIGH:
+		return DRM_SCHED_PRIORITY_HIGH;
+	default:
+		return DRM_SCHED_PRIORITY_NORMAL;
+	}
+}
+
+/**
+ * trn_ioctl_queue_create() - handler of DRM_IOCTL_TRN_QUEUE_CREATE
+ * @drm: the device
+ * @data: &struct drm_trn_queue_create
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL for bad arguments; -EACCES for a high priority
+ * without CAP_SYS_NICE; -EMFILE beyond the per-context number of queues;
+ * -ENOMEM; -ENODEV.
+ */
+int trn_ioctl_queue_create(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	struct trn_file *tfile = file->driver_priv;
+	struct drm_trn_queue_create *args = data;
+	struct drm_gpu_scheduler *sched;
+	struct trn_queue *queue;
+	u32 status_handle, syncobj_handle, id;
+	int ret;
+
+	if (args->flags || args->reserved[0] || args->reserved[1])
+		return -EINVAL;
+	if (args->core >= tdev->desc.num_cores)
+		return -EINVAL;
+	if (args->priority > DRM_TRN_PRIORITY_HIGH)
+		return -EINVAL;
+	if (args->priority == DRM_TRN_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
+		return -EACCES;
+
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	if (!queue)
+		return -ENOMEM;
+	kref_init(&queue->refcount);
+	queue->tfile = tfile;
+	mutex_init(&queue->submit_lock);
+	spin_lock_init(&queue->status_lock);
+	queue->ring = trn_ring_pick(tdev, args->core);
+
+	ret = drm_syncobj_create(&queue->syncobj, 0, NULL);
+	if (ret)
+		goto err_free;
+	queue->status_bo = trn_bo_create_status(file, &status_handle);
+	if (IS_ERR(queue->status_bo)) {
+		ret = PTR_ERR(queue->status_bo);
+		goto err_syncobj;
+	}
+	queue->page = page_address(queue->status_bo->pages[0]);
+
+	sched = &queue->ring->sched;
+	ret = drm_sched_entity_init(&queue->entity,
+				    trn_sched_priority(args->priority),
+				    &sched, 1, NULL);
+	if (ret)
+		goto err_status;
+
+	/* Reserve the number; the queue is visible only once complete. */
+	mutex_lock(&tfile->queue_lock);
+	ret = xa_alloc(&tfile->queues, &id, NULL,
+		       XA_LIMIT(1, TRN_MAX_QUEUES_PER_FILE), GFP_KERNEL);
+	if (ret) {
+		ret = ret == -EBUSY ? -EMFILE : ret;
+		goto err_unlock;
+	}
+	/* The last step that can fail: a handle cannot be taken back. */
+	ret = drm_syncobj_get_handle(file, queue->syncobj, &syncobj_handle);
+	if (ret) {
+		xa_erase(&tfile->queues, id);
+		goto err_unlock;
+	}
+	queue->id = id;
+	xa_store(&tfile->queues, id, queue, GFP_KERNEL);
+	mutex_unlock(&tfile->queue_lock);
+
+	args->queue_id = id;
+	args->syncobj = syncobj_handle;
+	args->status_handle = status_handle;
+	return 0;
+
+err_unlock:
+	mutex_unlock(&tfile->queue_lock);
+	drm_sched_entity_destroy(&queue->entity);
+err_status:
+	drm_gem_handle_delete(file, status_handle);
+	drm_gem_object_put(&queue->status_bo->base);
+err_syncobj:
+	drm_syncobj_put(queue->syncobj);
+err_free:
+	mutex_destroy(&queue->submit_lock);
+	kfree(queue);
+	return ret;
+}
+
+/*
+ * Take @queue out of service: no new jobs, queued ones still run (or fail
+ * with -ECANCELED if their process is dying), and the table's reference
+ * goes. Called with the queue removed from the table.
+ */
+static void trn_queue_retire(struct trn_queue *queue)
+{
+	drm_sched_entity_destroy(&queue->entity);
+	trn_queue_put(queue);
+}
+
+/**
+ * trn_ioctl_queue_destroy() - handler of DRM_IOCTL_TRN_QUEUE_DESTROY
+ * @drm: the device
+ * @data: &struct drm_trn_queue_destroy
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL for bad flags; -ENOENT for an unknown queue.
+ */
+int trn_ioctl_queue_destroy(struct drm_device *drm, void *data,
+			    struct drm_file *file)
+{
+	struct trn_file *tfile = file->driver_priv;
+	struct drm_trn_queue_destroy *args = data;
+	struct trn_queue *queue;
+
+	if (args->flags)
+		return -EINVAL;
+
+	mutex_lock(&tfile->queue_lock);
+	queue = xa_erase(&tfile->queues, args->queue_id);
+	mutex_unlock(&tfile->queue_lock);
+	if (!queue)
+		return -ENOENT;
+
+	/* Serialise against a submit that looked the queue up already. */
+	mutex_lock(&queue->submit_lock);
+	mutex_unlock(&queue->submit_lock);
+	trn_queue_retire(queue);
+	return 0;
+}
+
+/**
+ * trn_ioctl_queue_status() - handler of DRM_IOCTL_TRN_QUEUE_STATUS
+ * @drm: the device
+ * @data: &struct drm_trn_queue_status
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL for bad flags; -ENOENT for an unknown queue.
+ */
+int trn_ioctl_queue_status(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct trn_file *tfile = file->driver_priv;
+	struct drm_trn_queue_status *args = data;
+	struct trn_queue *queue;
+	unsigned long flags;
+	u32 id = args->queue_id;
+
+	if (args->flags)
+		return -EINVAL;
+	queue = trn_queue_lookup(tfile, id);
+	if (!queue)
+		return -ENOENT;
+
+	memset(args, 0, sizeof(*args));
+	args->queue_id = id;
+	mutex_lock(&queue->submit_lock);
+	args->submitted_seqno = queue->submitted;
+	mutex_unlock(&queue->submit_lock);
+
+	spin_lock_irqsave(&queue->status_lock, flags);
+	args->completed_seqno = queue->completed;
+	args->jobs_failed = queue->failed;
+	args->failed_seqno = queue->last_failure.seqno;
+	args->error = queue->last_failure.error;
+	args->status = queue->last_failure.status;
+	args->error_offset = queue->last_failure.error_offset;
+	args->error_cmd_va = queue->last_failure.error_cmd_va;
+	args->fault_va = queue->last_failure.fault_va;
+	args->state = queue->state;
+	args->resets = queue->resets;
+	spin_unlock_irqrestore(&queue->status_lock, flags);
+
+	trn_queue_put(queue);
+	return 0;
+}
+
+/**
+ * trn_queues_init() - prepare a new context's queue table
+ * @tfile: the context
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trn_queues_init(struct trn_file *tfile)
+{
+	tfile->engine_ns = kcalloc(tfile->tdev->desc.num_cores,
+				   sizeof(*tfile->engine_ns), GFP_KERNEL);
+	if (!tfile->engine_ns)
+		return -ENOMEM;
+	mutex_init(&tfile->queue_lock);
+	xa_init_flags(&tfile->queues, XA_FLAGS_ALLOC1);
+	return 0;
+}
+
+/**
+ * trn_queues_quiesce() - a context closes: end its queues and jobs
+ * @tfile: the context
+ *
+ * Jobs not yet on the hardware are dropped when the process is dying,
+ * otherwise they run; either way this returns only when none of the
+ * context's jobs can touch its address space any more, so that it can be
+ * torn down. A job that hangs is ended by the timeout.
+ */
+void trn_queues_quiesce(struct trn_file *tfile)
+{
+	struct trn_queue *queue;
+	unsigned long id;
+
+	xa_for_each(&tfile->queues, id, queue) {
+		xa_erase(&tfile->queues, id);
+		trn_queue_retire(queue);
+	}
+	/*
+	 * Also the jobs of queues destroyed earlier. Bounded: a job that hangs
+	 * is ended by the timeout and the ring reset.
+	 */
+	wait_event(tfile->tdev->jobs_wq, !atomic_read(&tfile->jobs));
+}
+
+/**
+ * trn_queues_fini() - free a closed context's queue table
+ * @tfile: the context
+ */
+void trn_queues_fini(struct trn_file *tfile)
+{
+	trn_queues_quiesce(tfile);
+	xa_destroy(&tfile->queues);
+	mutex_destroy(&tfile->queue_lock);
+	kfree(tfile->engine_ns);
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Hardware rings: one per hardware queue of a NeuronCore, each fed by its
+ * own drm_gpu_scheduler. A job the scheduler runs becomes a descriptor in
+ * the ring and a hardware fence; the device writes the descriptor back,
+ * advances the ring's completion record and interrupts, and the interrupt
+ * path retires the jobs and signals their fences. A job that outlives the
+ * timeout is abandoned through a ring reset that leaves every other job of
+ * the ring in place.
+ */
+
+#include <linux/dma-fence.h>
+#include <linux/dma-mapping.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+
+#include <drm/drm_drv.h>
+#include <drm/drm_managed.h>
+#include <drm/drm_print.h>
+#include <drm/gpu_scheduler.h>
+
+#include <uapi/drm/trn_accel.h>
+
+#include "trn_compat.h"
+#include "trn_drv.h"
+
+static unsigned int job_timeout_ms = 5000;
+module_param(job_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(job_timeout_ms,
+		 "Time a job may run before its ring is reset, in ms; read when a device is added (default 5000)");
+
+/* A descriptor the device has not written back yet. */
+#define TRN_DESC_STATUS_PENDING	0xffffffffU
+
+static const char *trn_hw_fence_driver_name(struct dma_fence *fence)
+{
+	return TRN_DRIVER_NAME;
+}
+
+static const char *trn_hw_fence_timeline_name(struct dma_fence *fence)
+{
+	return "trn-ring";
+}
+
+static const struct dma_fence_ops trn_hw_fence_ops = {
+	.get_driver_name = trn_hw_fence_driver_name,
+	.get_timeline_name = trn_hw_fence_timeline_name,
+};
+
+static struct trn_job *to_trn_job(struct drm_sched_job *sched_job)
+{
+	return container_of(sched_job, struct trn_job, base);
+}
+
+static int trn_status_errno(u32 status)
+{
+	switch (status) {
+	case DRM_TRN_STATUS_OK:
+		return 0;
+	case DRM_TRN_STATUS_MMU_FAULT:
+		return -EFAULT;
+	case DRM_TRN_STATUS_TIMEOUT:
+		return -ETIMEDOUT;
+	case DRM_TRN_STATUS_ABORTED:
+		return -ECANCELED;
+	case DRM_TRN_STATUS_BAD_OPCODE:
+	case DRM_TRN_STATUS_BAD_SIZE:
+	case DRM_TRN_STATUS_BAD_ALIGN:
+	case DRM_TRN_STATUS_BAD_ARG:
+	case DRM_TRN_STATUS_CALL_DEPTH:
+		return -EILSEQ;
+	default:
+		return -EIO;
+	}
+}
+
+/* Copy what the device wrote back for @job out of its descriptor. */
+static void trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
+{
+	struct trn_hw_desc *desc = &ring->desc[job->ring_seqno &
+					       (ring->entries - 1)];
+	u32 status = le32_to_cpu(READ_ONCE(desc->status));
+
+	if (status == TRN_DESC_STATUS_PENDING) {
+		/* Abandoned by a ring reset without ever finishing. */
+		job->hw.status = job->timed_out ? DRM_TRN_STATUS_TIMEOUT :
+						  DRM_TRN_STATUS_ABORTED;
+		return;
+	}
+	job->hw.status = status;
+	job->hw.error_offset = le64_to_cpu(desc->error_offset);
+	job->hw.error_cmd_va = le64_to_cpu(desc->error_cmd_va);
+	job->hw.fault_va = le64_to_cpu(desc->fault_va);
+	job->hw.start_ns = le64_to_cpu(desc->start_ns);
+	job->hw.end_ns = le64_to_cpu(desc->end_ns);
+}
+
+/*
+ * Retire every job of @ring that the device reports finished: record its
+ * outcome, then signal its hardware fence. Callable from any context.
+ */
+static void trn_ring_retire(struct trn_ring *ring)
+{
+	struct trn_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(done);
+	u64 completed;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	completed = le64_to_cpu(READ_ONCE(ring->status->completed_seqno));
+	/* The descriptors were written before the completion record. */
+	dma_rmb();
+	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
+		if (job->ring_seqno > completed)
+			break;
+		trn_ring_read_back(ring, job);
+		list_move_tail(&job->link, &done);
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	list_for_each_entry_safe(job, tmp, &done, link) {
+		list_del_init(&job->link);
+		trn_job_retire(job, trn_status_errno(job->hw.status));
+	}
+}
+
+/**
+ * trn_device_ring_irq() - a backend reports progress on a ring
+ * @tdev: the device
+ * @index: the ring
+ *
+ * The device's interrupt: retires the finished jobs of the ring. May be
+ * called from any context, also hard interrupt context.
+ */
+void trn_device_ring_irq(struct trn_device *tdev, u32 index)
+{
+	if (WARN_ON_ONCE(index >= tdev->num_rings))
+		return;
+	trn_ring_retire(&tdev->rings[index]);
+}
+EXPORT_SYMBOL_GPL(trn_device_ring_irq);
+
+static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
+{
+	struct trn_job *job = to_trn_job(sched_job);
+	struct trn_ring *ring = job->ring;
+	struct trn_device *tdev = ring->tdev;
+	struct trn_hw_desc *desc;
+	unsigned long flags;
+	struct dma_fence *fence;
+	int idx;
+
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		job->hw.status = DRM_TRN_STATUS_ABORTED;
+		job->retired = true;
+		atomic64_inc(&tdev->stats.failed);
+		trn_queue_job_done(job->queue, job, -ENODEV);
+		return ERR_PTR(-ENODEV);
+	}
+
+	/* Not yet run: a ring reset that resubmits never calls us again. */
+	fence = job->hw_fence;
+	job->hw_fence = NULL;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	job->ring_seqno = ++ring->last_seqno;
+	dma_fence_init(fence, &trn_hw_fence_ops, &ring->fence_lock,
+		       ring->fence_context, job->ring_seqno);
+	job->hw.fence = fence;
+
+	desc = &ring->desc[job->ring_seqno & (ring->entries - 1)];
+	memset(desc, 0, sizeof(*desc));
+	desc->seqno = cpu_to_le64(job->ring_seqno);
+	desc->cmd_va = cpu_to_le64(job->cmd_va);
+	desc->cmd_size = cpu_to_le32(job->cmd_size);
+	desc->ctx = cpu_to_le32(job->ctx);
+	desc->status = cpu_to_le32(TRN_DESC_STATUS_PENDING);
+	list_add_tail(&job->link, &ring->pending);
+	/* The descriptor is complete before the device hears of it. */
+	dma_wmb();
+	if (!ring->resetting)
+		tdev->ops->ring_doorbell(tdev, ring->index, ring->last_seqno);
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	drm_dev_exit(idx);
+	/* One reference for the scheduler; the job keeps its own. */
+	return dma_fence_get(fence);
+}
+
+/*
+ * The oldest job of the ring ran too long. Abandon it with a ring reset,
+ * retire what did finish, and let the device run the rest of the ring
+ * (other contexts' jobs included) from where it was.
+ */
+static enum drm_gpu_sched_stat
+trn_ring_timedout_job(struct drm_sched_job *sched_job)
+{
+	struct trn_job *bad = to_trn_job(sched_job);
+	struct trn_ring *ring = bad->ring;
+	struct trn_device *tdev = ring->tdev;
+	struct trn_job *job, *head;
+	bool present, reset = false;
+	unsigned long flags;
+	int idx;
+
+	present = drm_dev_enter(&tdev->drm, &idx);
+
+	spin_lock_irqsave(&ring->lock, flags);
+	ring->resetting = true;
+	head = list_first_entry_or_null(&ring->pending, struct trn_job, link);
+	if (present && head == bad) {
+		head->timed_out = true;
+		reset = true;
+	}
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	if (reset) {
+		tdev->ops->ring_reset(tdev, ring->index, bad->ring_seqno);
+		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, ring reset\n",
+			 ring->index, bad->seqno, bad->ctx);
+	}
+	/* Retire the timed-out job and whatever finished before the reset. */
+	trn_ring_retire(ring);
+
+	drm_sched_stop(&ring->sched, sched_job);
+
+	spin_lock_irqsave(&ring->lock, flags);
+	/*
+	 * drm_sched_stop() detached the scheduler from the jobs still on the
+	 * ring; they keep running, so give their fences back to it.
+	 */
+	list_for_each_entry(job, &ring->pending, link)
+		if (!job->base.s_fence->parent)
+			job->base.s_fence->parent = dma_fence_get(job->hw.fence);
+	ring->resetting = false;
+	if (present && ring->last_seqno)
+		tdev->ops->ring_doorbell(tdev, ring->index, ring->last_seqno);
+	spin_unlock_irqrestore(&ring->lock, flags);
+
+	drm_sched_start(&ring->sched, 0);
+
+	if (present)
+		drm_dev_exit(idx);
+	if (reset)
+		atomic64_inc(&tdev->stats.resets);
+	return present ? DRM_GPU_SCHED_STAT_RESET : DRM_GPU_SCHED_STAT_ENODEV;
+}
+
+static void trn_ring_free_job(struct drm_sched_job *sched_job)
+{
+	trn_job_free(to_trn_job(sched_job));
+}
+
+static const struct drm_sched_backend_ops trn_ring_sched_ops = {
+	.run_job = trn_ring_run_job,
+	.timedout_job = trn_ring_timedout_job,
+	.free_job = trn_ring_free_job,
+};
+
+/**
+ * trn_ring_pick() - the ring a new queue on @core gets
+ * @tdev: the device
+ * @core: a NeuronCore of it
+ *
+ * Spreads queues over the hardware queues of the core, round robin.
+ *
+ * Return: the ring.
+ */
+struct trn_ring *trn_ring_pick(struct trn_device *tdev, u32 core)
+{
+	u32 n = tdev->desc.queues_per_core;
+	u32 q = (u32)atomic_inc_return(&tdev->next_ring[core]) % n;
+
+	return &tdev->rings[core * n + q];
+}
+
+static void trn_rings_release(struct drm_device *drm, void *arg)
+{
+	struct trn_device *tdev = to_trn_device(drm);
+	u32 i;
+
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+
+		drm_sched_fini(&ring->sched);
+		dma_free_coherent(drm->dev, ring->entries * sizeof(*ring->desc),
+				  ring->desc, ring->desc_dma);
+		dma_free_coherent(drm->dev, sizeof(*ring->status),
+				  ring->status, ring->status_dma);
+	}
+}
+
+static int trn_ring_init(struct trn_device *tdev, struct trn_ring *ring,
+			 u32 index, long timeout)
+{
+	struct device *dev = tdev->drm.dev;
+	struct drm_sched_init_args args = {
+		.ops = &trn_ring_sched_ops,
+		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
+		.credit_limit = tdev->desc.ring_entries,
+		.timeout = timeout,
+		.name = ring->name,
+		.dev = dev,
+	};
+	int ret;
+
+	ring->tdev = tdev;
+	ring->index = index;
+	ring->core = index / tdev->desc.queues_per_core;
+	ring->entries = tdev->desc.ring_entries;
+	spin_lock_init(&ring->lock);
+	spin_lock_init(&ring->fence_lock);
+	INIT_LIST_HEAD(&ring->pending);
+	ring->fence_context = dma_fence_context_alloc(1);
+	snprintf(ring->name, sizeof(ring->name), "trn-c%uq%u", ring->core,
+		 index % tdev->desc.queues_per_core);
+
+	ring->desc = dma_alloc_coherent(dev, ring->entries * sizeof(*ring->desc),
+					&ring->desc_dma, GFP_KERNEL);
+	if (!ring->desc)
+		return -ENOMEM;
+	ring->status = dma_alloc_coherent(dev, sizeof(*ring->status),
+					  &ring->status_dma, GFP_KERNEL);
+	if (!ring->status) {
+		ret = -ENOMEM;
+		goto err_desc;
+	}
+	ret = drm_sched_init(&ring->sched, &args);
+	if (ret)
+		goto err_status;
+	return 0;
+
+err_status:
+	dma_free_coherent(dev, sizeof(*ring->status), ring->status,
+			  ring->status_dma);
+err_desc:
+	dma_free_coherent(dev, ring->entries * sizeof(*ring->desc), ring->desc,
+			  ring->desc_dma);
+	return ret;
+}
+
+/**
+ * trn_rings_init() - create the rings and schedulers of a new device
+ * @tdev: the device, not yet visible to userspace
+ *
+ * They live as long as the DRM device; the hardware learns of them in
+ * trn_rings_start().
+ *
+ * Return: 0 or a negative errno.
+ */
+int trn_rings_init(struct trn_device *tdev)
+{
+	long timeout = msecs_to_jiffies(max(READ_ONCE(job_timeout_ms), 1U));
+	u32 n = tdev->desc.num_cores * tdev->desc.queues_per_core;
+	u32 i;
+	int ret;
+
+	tdev->rings = drmm_kcalloc(&tdev->drm, n, sizeof(*tdev->rings),
+				   GFP_KERNEL);
+	tdev->next_ring = drmm_kcalloc(&tdev->drm, tdev->desc.num_cores,
+				       sizeof(*tdev->next_ring), GFP_KERNEL);
+	if (!tdev->rings || !tdev->next_ring)
+		return -ENOMEM;
+
+	for (i = 0; i < n; i++) {
+		ret = trn_ring_init(tdev, &tdev->rings[i], i, timeout);
+		if (ret)
+			goto err_fini;
+		tdev->num_rings = i + 1;
+	}
+	return drmm_add_action_or_reset(&tdev->drm, trn_rings_release, NULL);
+
+err_fini:
+	trn_rings_release(&tdev->drm, NULL);
+	tdev->num_rings = 0;
+	return ret;
+}
+
+/**
+ * trn_rings_start() - hand the rings to the hardware
+ * @tdev: the device, not yet visible to userspace
+ *
+ * Return: 0 or a negative errno; on failure no ring is started.
+ */
+int trn_rings_start(struct trn_device *tdev)
+{
+	u32 i;
+	int ret;
+
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+		struct trn_hw_ring hw = {
+			.index = i,
+			.entries = ring->entries,
+			.desc_dma = ring->desc_dma,
+			.status_dma = ring->status_dma,
+		};
+
+		ret = tdev->ops->ring_init(tdev, &hw);
+		if (ret)
+			goto err_stop;
+	}
+	return 0;
+
+err_stop:
+	while (i--)
+		tdev->ops->ring_fini(tdev, i);
+	return ret;
+}
+
+/**
+ * trn_rings_stop() - the device is gone: stop the rings, fail their jobs
+ * @tdev: the device, already unplugged
+ *
+ * Every job on the hardware fails with -ENODEV; jobs the schedulers still
+ * hold fail the same way when they would run.
+ */
+void trn_rings_stop(struct trn_device *tdev)
+{
+	struct trn_job *job, *tmp;
+	unsigned long flags;
+	LIST_HEAD(dead);
+	u32 i;
+
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+
+		tdev->ops->ring_fini(tdev, i);
+		/* Jobs the device finished before it stopped still count. */
+		trn_ring_retire(ring);
+		spin_lock_irqsave(&ring->lock, flags);
+		list_splice_tail_init(&ring->pending, &dead);
+		spin_unlock_irqrestore(&ring->lock, flags);
+	}
+	list_for_each_entry_safe(job, tmp, &dead, link) {
+		list_del_init(&job->link);
+		job->hw.status = DRM_TRN_STATUS_ABORTED;
+		trn_job_retire(job, -ENODEV);
+	}
+}

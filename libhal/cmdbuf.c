@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Command buffers: a cached host buffer mapped for the CPU, filled with
+ * the ISA's commands (struct trn_cmd_* of the uAPI, little endian).
+ */
+#include <endian.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trn_accel.h"
+
+/*
+ * trnhal.h spells some uAPI enumerators as macros of the same name; take
+ * the uAPI's values before it hides them, to check that they agree.
+ */
+enum {
+	UAPI_UNARY_COPY = TRN_UNARY_COPY,
+	UAPI_UNARY_RELU_GRAD = TRN_UNARY_RELU_GRAD,
+	UAPI_UNARY_NEG = TRN_UNARY_NEG,
+	UAPI_UNARY_ABS = TRN_UNARY_ABS,
+	UAPI_UNARY_RELU = TRN_UNARY_RELU,
+	UAPI_UNARY_GELU = TRN_UNARY_GELU,
+	UAPI_UNARY_EXP = TRN_UNARY_EXP,
+	UAPI_UNARY_RECIP = TRN_UNARY_RECIP,
+	UAPI_UNARY_SQRT = TRN_UNARY_SQRT,
+	UAPI_UNARY_TANH = TRN_UNARY_TANH,
+	UAPI_BINARY_ADD = TRN_BINARY_ADD,
+	UAPI_BINARY_SUB = TRN_BINARY_SUB,
+	UAPI_BINARY_MUL = TRN_BINARY_MUL,
+	UAPI_BINARY_DIV = TRN_BINARY_DIV,
+	UAPI_BINARY_MAX = TRN_BINARY_MAX,
+	UAPI_BINARY_MIN = TRN_BINARY_MIN,
+	UAPI_REDUCE_SUM = TRN_REDUCE_SUM,
+	UAPI_REDUCE_MAX = TRN_REDUCE_MAX,
+};
+
+#include "trnhal.h"
+#include "internal.h"
+
+_Static_assert(TRN_UNARY_COPY == UAPI_UNARY_COPY, "unary op");
+_Static_assert(TRN_UNARY_NEG == UAPI_UNARY_NEG, "unary op");
+_Static_assert(TRN_UNARY_ABS == UAPI_UNARY_ABS, "unary op");
+_Static_assert(TRN_UNARY_RELU == UAPI_UNARY_RELU, "unary op");
+_Static_assert(TRN_UNARY_GELU == UAPI_UNARY_GELU, "unary op");
+_Static_assert(TRN_UNARY_EXP == UAPI_UNARY_EXP, "unary op");
+_Static_assert(TRN_UNARY_RECIP == UAPI_UNARY_RECIP, "unary op");
+_Static_assert(TRN_UNARY_SQRT == UAPI_UNARY_SQRT, "unary op");
+_Static_assert(TRN_UNARY_TANH == UAPI_UNARY_TANH, "unary op");
+_Static_assert(TRN_UNARY_RELU_GRAD == UAPI_UNARY_RELU_GRAD, "unary op");
+_Static_assert(TRN_BINARY_ADD == UAPI_BINARY_ADD, "binary op");
+_Static_assert(TRN_BINARY_SUB == UAPI_BINARY_SUB, "binary op");
+_Static_assert(TRN_BINARY_MUL == UAPI_BINARY_MUL, "binary op");
+_Static_assert(TRN_BINARY_DIV == UAPI_BINARY_DIV, "binary op");
+_Static_assert(TRN_BINARY_MAX == UAPI_BINARY_MAX, "binary op");
+_Static_assert(TRN_BINARY_MIN == UAPI_BINARY_MIN, "binary op");
+_Static_assert(TRN_REDUCE_SUM == UAPI_REDUCE_SUM, "reduce op");
+_Static_assert(TRN_REDUCE_MAX == UAPI_REDUCE_MAX, "reduce op");
+/*
+ * The flag macros (TRN_MATMUL_*, TRN_ELEM_DST_BF16, TRN_BINARY_B_PER_ROW,
+ * TRN_NUM_SEMAPHORES, TRN_ISA_MAX_DIM) are defined by both headers; the
+ * compiler rejects a redefinition that differs. Values checked anyway:
+ */
+_Static_assert(TRN_MATMUL_BF16 == (1U << 0), "matmul flag");
+_Static_assert(TRN_MATMUL_ACCUMULATE == (1U << 1), "matmul flag");
+_Static_assert(TRN_ELEM_DST_BF16 == (1U << 0), "element flag");
+_Static_assert(TRN_BINARY_B_PER_ROW == (1U << 1), "binary flag");
+_Static_assert(TRN_NUM_SEMAPHORES == 256, "semaphores");
+_Static_assert(TRN_ISA_MAX_DIM == (1U << 16), "dimension");
+
+#define DEFAULT_CAPACITY	(64 * 1024)
+
+/* Command sizes in 8-byte words, as the header carries them. */
+#define WORDS(type)	(sizeof(struct type) / 8)
+_Static_assert(sizeof(struct trn_cmd_nop) == 8, "nop");
+_Static_assert(sizeof(struct trn_cmd_write) == 24, "write");
+_Static_assert(sizeof(struct trn_cmd_fill) == 24, "fill");
+_Static_assert(sizeof(struct trn_cmd_copy) == 56, "copy");
+_Static_assert(sizeof(struct trn_cmd_timestamp) == 16, "timestamp");
+_Static_assert(sizeof(struct trn_cmd_sem) == 16, "sem");
+_Static_assert(sizeof(struct trn_cmd_call) == 24, "call");
+_Static_assert(sizeof(struct trn_cmd_matmul) == 64, "matmul");
+_Static_assert(sizeof(struct trn_cmd_unary) == 48, "unary");
+_Static_assert(sizeof(struct trn_cmd_binary) == 64, "binary");
+_Static_assert(sizeof(struct trn_cmd_reduce) == 40, "reduce");
+
+struct trn_cmdbuf {
+	trn_bo_t *bo;			/* holds the device reference */
+	uint8_t *map;
+	uint64_t va;
+	size_t capacity;
+	size_t size;			/* bytes recorded */
+};
+
+TRN_PUBLIC int trn_cmdbuf_create(trn_device_t *dev, size_t capacity,
+				 trn_cmdbuf_t **out)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	trn_cmdbuf_t *cb;
+	void *map;
+	int ret;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!dev)
+		return -EINVAL;
+	if (trn_handle_stale(dev))
+		return -ECHILD;
+	if (!capacity)
+		capacity = DEFAULT_CAPACITY;
+	if (capacity > SIZE_MAX - page)
+		return -E2BIG;
+	capacity = (capacity + page - 1) & ~(page - 1);
+
+	cb = calloc(1, sizeof(*cb));
+	if (!cb)
+		return -ENOMEM;
+	/* Cached: the CPU writes commands, the device reads them coherently. */
+	ret = trn_bo_create(dev, capacity, TRN_PLACEMENT_HOST, 0, 0, &cb->bo);
+	if (ret)
+		goto err;
+	ret = trn_bo_map(cb->bo, &map);
+	if (ret)
+		goto err;
+	cb->map = map;
+	cb->va = trn_bo_va(cb->bo);
+	cb->capacity = capacity;
+	*out = cb;
+	return 0;
+err:
+	trn_bo_free(cb->bo);
+	free(cb);
+	return ret;
+}
+
+TRN_PUBLIC void trn_cmdbuf_destroy(trn_cmdbuf_t *cb)
+{
+	if (!cb)
+		return;
+	/* The last reference of the buffer unmaps it too (even in a child). */
+	if (!trn_handle_stale(trn_bo_device(cb->bo)))
+		trn_bo_unmap(cb->bo);
+	trn_bo_free(cb->bo);
+	free(cb);
+}
+
+TRN_PUBLIC void trn_cmdbuf_reset(trn_cmdbuf_t *cb)
+{
+	if (cb)
+		cb->size = 0;
+}
+
+TRN_PUBLIC size_t trn_cmdbuf_size(const trn_cmdbuf_t *cb)
+{
+	return cb ? cb->size : 0;
+}
+
+TRN_PUBLIC size_t trn_cmdbuf_capacity(const trn_cmdbuf_t *cb)
+{
+	return cb ? cb->capacity : 0;
+}
+
+TRN_PUBLIC uint64_t trn_cmdbuf_va(const trn_cmdbuf_t *cb)
+{
+	if (!cb || trn_handle_stale(trn_bo_device(cb->bo)))
+		return 0;
+	return cb->va;
+}
+
+TRN_PUBLIC uint64_t trn_cmdbuf_tail_va(const trn_cmdbuf_t *cb)
+{
+	if (!cb || trn_handle_stale(trn_bo_device(cb->bo)))
+		return 0;
+	return cb->va + cb->size;
+}
+
+TRN_PUBLIC trn_bo_t *trn_cmdbuf_bo(trn_cmdbuf_t *cb)
+{
+	return cb ? cb->bo : NULL;
+}
+
+/*
+ * Append @len bytes of a command. In a forked child the mapping is still
+ * shared with the parent's buffer: writing there would corrupt the
+ * parent's commands.
+ */
+static int append(trn_cmdbuf_t *cb, const void *cmd, size_t len)
+{
+	if (!cb)
+		return -EINVAL;
+	if (trn_handle_stale(trn_bo_device(cb->bo)))
+		return -ECHILD;
+	if (cb->capacity - cb->size < len)
+		return -ENOSPC;
+	memcpy(cb->map + cb->size, cmd, len);
+	cb->size += len;
+	return 0;
+}
+
+static uint32_t header(uint32_t op, uint32_t flags, size_t words)
+{
+	return htole32(TRN_CMD_HEADER(op, flags, words));
+}
+
+static bool bad_dim(uint32_t d)
+{
+	return !d || d > TRN_ISA_MAX_DIM;
+}
+
+TRN_PUBLIC int trn_cmd_nop(trn_cmdbuf_t *cb)
+{
+	struct trn_cmd_nop c = { header(TRN_OP_NOP, 0, WORDS(trn_cmd_nop)), 0 };
+
+	return append(cb, &c, sizeof(c));
+}
+
+static int cmd_write(trn_cmdbuf_t *cb, uint32_t flags, uint64_t dst,
+		     uint64_t value)
+{
+	struct trn_cmd_write c;
+
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_WRITE, flags, WORDS(trn_cmd_write));
+	c.dst = htole64(dst);
+	c.value = htole64(value);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_write32(trn_cmdbuf_t *cb, uint64_t dst, uint32_t value)
+{
+	return cmd_write(cb, 0, dst, value);
+}
+
+TRN_PUBLIC int trn_cmd_write64(trn_cmdbuf_t *cb, uint64_t dst, uint64_t value)
+{
+	return cmd_write(cb, TRN_WRITE_64, dst, value);
+}
+
+TRN_PUBLIC int trn_cmd_fill(trn_cmdbuf_t *cb, uint64_t dst, uint32_t pattern,
+			    uint64_t size)
+{
+	struct trn_cmd_fill c;
+
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_FILL, 0, WORDS(trn_cmd_fill));
+	c.pattern = htole32(pattern);
+	c.dst = htole64(dst);
+	c.size = htole64(size);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_copy2d(trn_cmdbuf_t *cb, uint64_t dst,
+			      uint64_t dst_pitch, uint64_t src,
+			      uint64_t src_pitch, uint64_t width,
+			      uint64_t height)
+{
+	struct trn_cmd_copy c;
+
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_COPY, 0, WORDS(trn_cmd_copy));
+	c.dst = htole64(dst);
+	c.src = htole64(src);
+	c.width = htole64(width);
+	c.height = htole64(height);
+	c.dst_pitch = htole64(dst_pitch);
+	c.src_pitch = htole64(src_pitch);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_copy(trn_cmdbuf_t *cb, uint64_t dst, uint64_t src,
+			    uint64_t size)
+{
+	/* One row; pitches equal to the row are valid whatever the rules. */
+	return trn_cmd_copy2d(cb, dst, size, src, size, size, 1);
+}
+
+TRN_PUBLIC int trn_cmd_timestamp(trn_cmdbuf_t *cb, uint64_t dst)
+{
+	struct trn_cmd_timestamp c;
+
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_TIMESTAMP, 0, WORDS(trn_cmd_timestamp));
+	c.dst = htole64(dst);
+	return append(cb, &c, sizeof(c));
+}
+
+static int cmd_sem(trn_cmdbuf_t *cb, uint32_t op, uint32_t sem,
+		   uint64_t value)
+{
+	struct trn_cmd_sem c;
+
+	if (sem >= TRN_NUM_SEMAPHORES)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(op, 0, WORDS(trn_cmd_sem));
+	c.sem = htole32(sem);
+	c.value = htole64(value);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_sem_signal(trn_cmdbuf_t *cb, uint32_t sem,
+				  uint64_t value)
+{
+	return cmd_sem(cb, TRN_OP_SEM_SIGNAL, sem, value);
+}
+
+TRN_PUBLIC int trn_cmd_sem_wait(trn_cmdbuf_t *cb, uint32_t sem,
+				uint64_t value)
+{
+	return cmd_sem(cb, TRN_OP_SEM_WAIT, sem, value);
+}
+
+TRN_PUBLIC int trn_cmd_call(trn_cmdbuf_t *cb, uint64_t va, uint64_t size)
+{
+	struct trn_cmd_call c;
+
+	/* Commands are whole 8-byte words starting 8-byte aligned. */
+	if (!size || size % 8 || va % 8)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_CALL, 0, WORDS(trn_cmd_call));
+	c.va = htole64(va);
+	c.size = htole64(size);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm)
+{
+	struct trn_cmd_matmul c;
+
+	if (!mm || mm->flags & ~(TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE) ||
+	    bad_dim(mm->m) || bad_dim(mm->n) || bad_dim(mm->k) ||
+	    (uint64_t)mm->k * mm->n * 4 > TRN_ISA_MAX_MATMUL_B_BYTES)
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_MATMUL, mm->flags, WORDS(trn_cmd_matmul));
+	c.m = htole32(mm->m);
+	c.n = htole32(mm->n);
+	c.k = htole32(mm->k);
+	c.a = htole64(mm->a);
+	c.b = htole64(mm->b);
+	c.c = htole64(mm->c);
+	c.lda = htole64(mm->lda);
+	c.ldb = htole64(mm->ldb);
+	c.ldc = htole64(mm->ldc);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
+			     uint32_t rows, uint32_t cols, uint64_t dst,
+			     uint64_t dst_pitch, uint64_t src,
+			     uint64_t src_pitch)
+{
+	struct trn_cmd_unary c;
+
+	if (op > TRN_UNARY_RELU_GRAD || flags & ~TRN_ELEM_DST_BF16 ||
+	    bad_dim(rows) || bad_dim(cols))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_UNARY, flags, WORDS(trn_cmd_unary));
+	c.op = htole32(op);
+	c.rows = htole32(rows);
+	c.cols = htole32(cols);
+	c.dst = htole64(dst);
+	c.src = htole64(src);
+	c.dst_pitch = htole64(dst_pitch);
+	c.src_pitch = htole64(src_pitch);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_binary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
+			      uint32_t rows, uint32_t cols, uint64_t dst,
+			      uint64_t dst_pitch, uint64_t a, uint64_t a_pitch,
+			      uint64_t b, uint64_t b_pitch)
+{
+	struct trn_cmd_binary c;
+
+	if (op > TRN_BINARY_MIN ||
+	    flags & ~(TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW) ||
+	    bad_dim(rows) || bad_dim(cols))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_BINARY, flags, WORDS(trn_cmd_binary));
+	c.op = htole32(op);
+	c.rows = htole32(rows);
+	c.cols = htole32(cols);
+	c.dst = htole64(dst);
+	c.a = htole64(a);
+	c.b = htole64(b);
+	c.dst_pitch = htole64(dst_pitch);
+	c.a_pitch = htole64(a_pitch);
+	c.b_pitch = htole64(b_pitch);
+	return append(cb, &c, sizeof(c));
+}
+
+TRN_PUBLIC int trn_cmd_reduce(trn_cmdbuf_t *cb, uint32_t op, uint32_t rows,
+			      uint32_t cols, uint64_t dst, uint64_t src,
+			      uint64_t src_pitch)
+{
+	struct trn_cmd_reduce c;
+
+	if (op > TRN_REDUCE_MAX || bad_dim(rows) || bad_dim(cols))
+		return -EINVAL;
+	memset(&c, 0, sizeof(c));
+	c.header = header(TRN_OP_REDUCE, 0, WORDS(trn_cmd_reduce));
+	c.op = htole32(op);
+	c.rows = htole32(rows);
+	c.cols = htole32(cols);
+	c.dst = htole64(dst);
+	c.src = htole64(src);
+	c.src_pitch = htole64(src_pitch);
+	return append(cb, &c, sizeof(c));
+}

@@ -1,0 +1,552 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Hangs, timeouts, resets, faults and teardown with jobs in flight, on a
+ * simulated device of its own (id 51: 2 cores, one hardware queue each, so
+ * that every queue of a core shares the hung ring) created with trn's
+ * job_timeout_ms set to TIMEOUT_MS (the parameter is read when a device is
+ * added; it is restored right after).
+ *
+ * A job hangs either on a device semaphore that nobody signals or through
+ * the simulator's debugfs knob hang_next. The driver must time it out and
+ * reset: its fences fail with -ETIMEDOUT, its queue is marked guilty and
+ * counts the reset, and an innocent context that submitted alongside on
+ * the same core completes all its jobs with the right data. Killing or
+ * closing a context with jobs in flight (hung ones included) must bring
+ * the device's job and memory counters back to where they were.
+ */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "kselftest_harness.h"
+#include "trn_test.h"
+
+#define DEV		51
+#define TIMEOUT_MS	500
+#define WAIT_MS		60000	/* for anything that must end */
+#define HANG_SEM	200	/* never signalled */
+#define INNOCENT_JOBS	64
+
+FIXTURE(rec)
+{
+	int fd;
+	bool have_param;
+	uint64_t old_timeout;
+	struct sim_counters mem0;
+	struct host_bo cmd, data;
+	uint32_t bos[2];
+	struct cmds cs;
+};
+
+static void restore_timeout(FIXTURE_DATA(rec) *self)
+{
+	if (self->have_param)
+		trn_param_set("job_timeout_ms", self->old_timeout);
+}
+
+FIXTURE_SETUP(rec)
+{
+	int ret;
+
+	self->fd = -1;
+	self->have_param = false;
+	if (!sim_available())
+		SKIP(return, "trn_sim is not loaded");
+	if (sim_exists(DEV))
+		sim_del(DEV);
+	ASSERT_EQ(0, debugfs_ready());
+	ret = trn_param_get("job_timeout_ms", &self->old_timeout);
+	ASSERT_EQ(0, ret) TH_LOG("job_timeout_ms: %s", strerror(-ret));
+	self->have_param = true;
+	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT_MS));
+	ret = sim_new(DEV, 2, 64, 1);
+	restore_timeout(self);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, sim_counters(DEV, &self->mem0));
+	self->fd = sim_open(DEV);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, host_bo_new(self->fd, 256 * 1024, &self->cmd));
+	ASSERT_EQ(0, host_bo_new(self->fd, 64 * 1024, &self->data));
+	self->bos[0] = self->cmd.handle;
+	self->bos[1] = self->data.handle;
+	cmds_init(&self->cs, self->cmd.map, self->cmd.va, self->cmd.size);
+}
+
+FIXTURE_TEARDOWN(rec)
+{
+	if (self->fd >= 0)
+		close(self->fd);
+	restore_timeout(self);
+	if (sim_available() && sim_exists(DEV))
+		sim_del(DEV);
+}
+
+static uint32_t *d32(FIXTURE_DATA(rec) *self)
+{
+	return self->data.map;
+}
+
+/* Append a job's commands with @rec(cs) and submit it to @queue. */
+static int submit_cs(FIXTURE_DATA(rec) *self, uint32_t queue, size_t from,
+		     uint32_t out_binary, uint64_t *seqno)
+{
+	struct drm_trn_sync out = { .handle = out_binary };
+	struct drm_trn_job j;
+	int ret;
+
+	job_init(&j, self->cs.va + from, (uint32_t)(self->cs.len - from));
+	j.bo_handles = (uintptr_t)self->bos;
+	j.bo_count = 2;
+	if (out_binary) {
+		j.out_syncs = (uintptr_t)&out;
+		j.out_count = 1;
+	}
+	ret = submit_jobs(self->fd, queue, &j, 1);
+	if (!ret && seqno)
+		*seqno = j.seqno;
+	return ret;
+}
+
+/*
+ * The innocent context: a child process with its own open of the device,
+ * waiting for a byte on @go, then submitting INNOCENT_JOBS WRITEs to a
+ * queue on @core, some single, some in batches; it checks every value and
+ * that its queue has no failure, no guilt and no reset. Exit status 0 if
+ * all is well.
+ */
+static int innocent(int go, unsigned int core)
+{
+	struct drm_trn_queue_create q;
+	struct drm_trn_queue_status st;
+	struct drm_trn_job jobs[8];
+	struct host_bo cmd, data;
+	struct cmds c;
+	uint32_t bos[2], *d;
+	unsigned int i, k;
+	char b;
+	int fd = sim_open(DEV);
+
+	if (fd < 0 || queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, &q) ||
+	    host_bo_new(fd, INNOCENT_JOBS * 24, &cmd) ||
+	    host_bo_new(fd, INNOCENT_JOBS * 4, &data))
+		return 30;
+	bos[0] = cmd.handle;
+	bos[1] = data.handle;
+	d = data.map;
+	cmds_init(&c, cmd.map, cmd.va, cmd.size);
+	for (i = 0; i < INNOCENT_JOBS; i++)
+		cmds_write32(&c, data.va + 4 * i, 0x1000 + i);
+	if (read(go, &b, 1) != 1)
+		return 31;
+	for (i = 0; i < INNOCENT_JOBS; i += 8) {
+		for (k = 0; k < 8; k++) {
+			job_init(&jobs[k], cmd.va + 24ull * (i + k), 24);
+			jobs[k].bo_handles = (uintptr_t)bos;
+			jobs[k].bo_count = 2;
+		}
+		/* Half of them one by one. */
+		if (i % 16 == 0) {
+			for (k = 0; k < 8; k++)
+				if (submit_jobs(fd, q.queue_id, &jobs[k], 1))
+					return 32;
+		} else if (submit_jobs(fd, q.queue_id, jobs, 8)) {
+			return 33;
+		}
+	}
+	if (syncobj_wait_point(fd, q.syncobj, INNOCENT_JOBS, WAIT_MS))
+		return 34;
+	for (i = 0; i < INNOCENT_JOBS; i++)
+		if (d[i] != 0x1000 + i) {
+			fprintf(stderr, "# innocent: slot %u is %#x\n", i, d[i]);
+			return 35;
+		}
+	if (queue_status(fd, q.queue_id, &st))
+		return 36;
+	if (st.jobs_failed || st.state || st.resets ||
+	    st.completed_seqno != INNOCENT_JOBS) {
+		fprintf(stderr, "# innocent: failed %llu state %#x resets %u completed %llu\n",
+			(unsigned long long)st.jobs_failed, st.state, st.resets,
+			(unsigned long long)st.completed_seqno);
+		return 37;
+	}
+	for (i = 1; i <= INNOCENT_JOBS; i++)
+		if (timeline_fence_status(fd, q.syncobj, i) != 1)
+			return 38;
+	close(fd);
+	return 0;
+}
+
+static pid_t start_innocent(int *go, unsigned int core)
+{
+	int p[2];
+	pid_t pid;
+
+	if (pipe(p))
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		close(p[1]);
+		_exit(innocent(p[0], core));
+	}
+	close(p[0]);
+	*go = p[1];
+	return pid;
+}
+
+static int child_status(pid_t pid)
+{
+	int status;
+
+	if (waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
+}
+
+/* The queue's state after job @seqno hung and was reset. */
+static void check_guilty(struct __test_metadata *_metadata,
+			 FIXTURE_DATA(rec) *self, uint32_t queue,
+			 uint32_t status_handle, uint64_t seqno)
+{
+	const volatile struct drm_trn_queue_status_page *sp;
+	struct drm_trn_queue_status st;
+
+	ASSERT_EQ(0, queue_status(self->fd, queue, &st));
+	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_GUILTY) TH_LOG("state %#x", st.state);
+	EXPECT_FALSE(st.state & DRM_TRN_QUEUE_FAULTED);
+	EXPECT_LE(1, st.resets);
+	EXPECT_EQ(1, st.jobs_failed);
+	EXPECT_EQ(seqno, st.failed_seqno);
+	EXPECT_EQ(ETIMEDOUT, st.error);
+	EXPECT_EQ(DRM_TRN_STATUS_TIMEOUT, st.status);
+	sp = status_page_map(self->fd, status_handle);
+	ASSERT_NE(NULL, sp);
+	EXPECT_EQ(1, sp->failed_count);
+	EXPECT_EQ(seqno, sp->failures[0].seqno);
+	EXPECT_EQ(ETIMEDOUT, sp->failures[0].error);
+	EXPECT_EQ(DRM_TRN_STATUS_TIMEOUT, sp->failures[0].status);
+	EXPECT_LE(seqno, sp->completed_seqno);
+	munmap((void *)sp, TEST_PAGE);
+}
+
+/*
+ * Job 2 of three waits on a semaphore nobody signals: it times out, the
+ * ring is reset, job 3 runs, and a child submitting to the same core
+ * (the same ring) meanwhile is not hurt.
+ */
+TEST_F(rec, semaphore_hang)
+{
+	struct drm_trn_queue_create q;
+	struct exec_counters c0, c;
+	uint32_t out;
+	uint64_t s2, s3;
+	size_t from;
+	int go, fst;
+	pid_t pid;
+
+	ASSERT_EQ(0, exec_counters(DEV, &c0));
+	ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, syncobj_create(self->fd, 0, &out));
+	pid = start_innocent(&go, 0);
+	ASSERT_LT(0, pid);
+
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va, 1);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, NULL));
+	from = self->cs.len;
+	cmds_sem(&self->cs, true, HANG_SEM, 1);
+	cmds_write32(&self->cs, self->data.va + 4, 2);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, out, &s2));
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 8, 3);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s3));
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
+
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, out, 0, WAIT_MS));
+	fst = syncobj_fence_status(self->fd, out);
+	EXPECT_EQ(-ETIMEDOUT, fst);
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s3, WAIT_MS));
+	EXPECT_EQ(1, d32(self)[0]);
+	EXPECT_EQ(0, d32(self)[1]);
+	EXPECT_EQ(3, d32(self)[2]);
+	EXPECT_EQ(1, timeline_fence_status(self->fd, q.syncobj, s3));
+	check_guilty(_metadata, self, q.queue_id, q.status_handle, s2);
+
+	EXPECT_EQ(0, child_status(pid));
+	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
+	EXPECT_LE(c0.resets + 1, c.resets);
+	EXPECT_EQ(c0.failed + 1, c.failed);
+	EXPECT_EQ(c0.submitted + 3 + INNOCENT_JOBS, c.submitted);
+}
+
+/* The simulator's hang_next: the next job fetched never finishes. */
+TEST_F(rec, hang_next)
+{
+	struct drm_trn_queue_create q;
+	struct exec_counters c0, c;
+	char path[128];
+	uint64_t left, s1, s2;
+	uint32_t out;
+	size_t from;
+	int go, i;
+	pid_t pid;
+
+	sim_debugfs_path(DEV, "hang_next", path, sizeof(path));
+	if (access(path, W_OK))
+		SKIP(return, "no %s", path);
+	ASSERT_EQ(0, exec_counters(DEV, &c0));
+	ASSERT_EQ(0, queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, syncobj_create(self->fd, 0, &out));
+	pid = start_innocent(&go, 1);
+	ASSERT_LT(0, pid);
+
+	/* Nothing runs on the device: the hang is ours. */
+	ASSERT_EQ(0, sysfs_write(path, "1"));
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 20, 5);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, out, &s1));
+	/* Wait until the device took it, so that the child's jobs do not. */
+	for (i = 0; i < 6000; i++) {
+		ASSERT_EQ(0, read_u64(path, &left));
+		if (!left)
+			break;
+		usleep(10000);
+	}
+	ASSERT_EQ(0, left);
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 24, 6);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s2));
+	ASSERT_EQ(1, write(go, "g", 1));
+	close(go);
+
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, out, 0, WAIT_MS));
+	EXPECT_EQ(-ETIMEDOUT, syncobj_fence_status(self->fd, out));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s2, WAIT_MS));
+	/* The hung job never ran its commands; the next one did. */
+	EXPECT_EQ(0, d32(self)[5]);
+	EXPECT_EQ(6, d32(self)[6]);
+	check_guilty(_metadata, self, q.queue_id, q.status_handle, s1);
+
+	EXPECT_EQ(0, child_status(pid));
+	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
+	EXPECT_LE(c0.resets + 1, c.resets);
+	EXPECT_EQ(c0.failed + 1, c.failed);
+}
+
+/* An MMU fault fails the job with -EFAULT; the queue is faulted, not guilty. */
+TEST_F(rec, mmu_fault)
+{
+	struct drm_trn_queue_create q;
+	struct drm_trn_queue_status st;
+	struct exec_counters c0, c;
+	uint64_t faults0 = 0, faults = 0, s1, s2;
+	uint32_t out;
+	size_t from;
+
+	ASSERT_EQ(0, exec_counters(DEV, &c0));
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "trn-mmu-faults", &faults0));
+	ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, syncobj_create(self->fd, 0, &out));
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va, 1);
+	cmds_write32(&self->cs, 0x3000, 2);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, out, &s1));
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 4, 7);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s2));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s2, WAIT_MS));
+
+	EXPECT_EQ(-EFAULT, syncobj_fence_status(self->fd, out));
+	EXPECT_EQ(1, d32(self)[0]);
+	EXPECT_EQ(7, d32(self)[1]);
+	ASSERT_EQ(0, queue_status(self->fd, q.queue_id, &st));
+	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_FAULTED);
+	EXPECT_FALSE(st.state & DRM_TRN_QUEUE_GUILTY);
+	EXPECT_EQ(0, st.resets);
+	EXPECT_EQ(s1, st.failed_seqno);
+	EXPECT_EQ(EFAULT, st.error);
+	EXPECT_EQ(DRM_TRN_STATUS_MMU_FAULT, st.status);
+	EXPECT_EQ(0x3000, st.fault_va);
+	EXPECT_EQ(24, st.error_offset);
+	EXPECT_EQ(self->cs.va + from - 48 + 24, st.error_cmd_va);
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "trn-mmu-faults", &faults));
+	EXPECT_EQ(faults0 + 1, faults);
+	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
+	EXPECT_EQ(c0.resets, c.resets);
+	EXPECT_EQ(c0.failed + 1, c.failed);
+	EXPECT_EQ(c0.completed + 1, c.completed);
+}
+
+/*
+ * A child with jobs in flight on both cores, one of them hung (and jobs
+ * queued behind it), either closes its file or is killed. Afterwards the
+ * device is idle, every job is counted as completed or failed, the memory
+ * it held is released, and a new open runs jobs.
+ */
+static int busy_child(int ready, bool do_close)
+{
+	struct drm_trn_queue_create q0, q1;
+	struct drm_trn_job jobs[DRM_TRN_SUBMIT_MAX_JOBS];
+	struct host_bo cmd, data;
+	uint32_t bos[2], hbm;
+	struct cmds c;
+	unsigned int i, r;
+	int fd = sim_open(DEV);
+
+	if (fd < 0 || queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &q0) ||
+	    queue_create(fd, 1, DRM_TRN_PRIORITY_LOW, &q1) ||
+	    host_bo_new(fd, 64 * 1024, &cmd) ||
+	    host_bo_new(fd, 64 * 1024, &data) ||
+	    bo_create(fd, 1 << 20, DRM_TRN_PLACEMENT_HBM, 0, 0, &hbm, NULL))
+		return 40;
+	bos[0] = cmd.handle;
+	bos[1] = data.handle;
+	cmds_init(&c, cmd.map, cmd.va, cmd.size);
+	/* Core 0: a hang (SEM_WAIT, then a FILL), then FILLs behind it. */
+	cmds_sem(&c, true, HANG_SEM, 1);
+	cmds_fill(&c, data.va, 0x11111111, 4096);
+	for (i = 0; i < DRM_TRN_SUBMIT_MAX_JOBS; i++) {
+		job_init(&jobs[i], cmd.va + 16, 24);
+		jobs[i].bo_handles = (uintptr_t)bos;
+		jobs[i].bo_count = 2;
+	}
+	jobs[0].cmd_va = cmd.va;
+	jobs[0].cmd_size = (uint32_t)c.len;
+	if (submit_jobs(fd, q0.queue_id, jobs, 1))
+		return 41;
+	jobs[0].cmd_va = cmd.va + 16;
+	jobs[0].cmd_size = 24;
+	if (submit_jobs(fd, q0.queue_id, jobs, 16))
+		return 41;
+	/* Core 1: a long train of FILLs. */
+	for (r = 0; r < 8; r++)
+		if (submit_jobs(fd, q1.queue_id, jobs, DRM_TRN_SUBMIT_MAX_JOBS))
+			return 42;
+	if (write(ready, "r", 1) != 1)
+		return 43;
+	if (do_close) {
+		/* Returns once every job ended (the hung one by timeout). */
+		close(fd);
+		return 0;
+	}
+	for (;;)
+		pause();
+}
+
+static void teardown_in_flight(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(rec) *self, bool kill_it)
+{
+	struct exec_counters c0, c;
+	struct sim_counters mem;
+	int p[2], i;
+	char b;
+	pid_t pid;
+
+	ASSERT_EQ(0, exec_counters(DEV, &c0));
+	ASSERT_EQ(0, pipe(p));
+	fflush(NULL);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		close(p[0]);
+		_exit(busy_child(p[1], !kill_it));
+	}
+	close(p[1]);
+	ASSERT_EQ(1, read(p[0], &b, 1));
+	close(p[0]);
+	if (kill_it) {
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		EXPECT_EQ(1000 + SIGKILL, child_status(pid));
+	} else {
+		EXPECT_EQ(0, child_status(pid));
+	}
+
+	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c))
+		TH_LOG("submitted %llu completed %llu failed %llu",
+		       (unsigned long long)c.submitted,
+		       (unsigned long long)c.completed,
+		       (unsigned long long)c.failed);
+	EXPECT_EQ(c0.submitted + 17 + 8 * DRM_TRN_SUBMIT_MAX_JOBS, c.submitted);
+	/* At least the hung job failed, unless it was cancelled before. */
+	EXPECT_LE(c0.failed + 1, c.failed);
+	/* Memory: our own buffers only, as before the child. */
+	for (i = 0; i < 3000; i++) {
+		ASSERT_EQ(0, sim_counters(DEV, &mem));
+		if (mem.hbm_used == self->mem0.hbm_used)
+			break;
+		usleep(10000);
+	}
+	EXPECT_EQ(self->mem0.hbm_used, mem.hbm_used);
+	/* Our fixture pins the command and data buffers. */
+	EXPECT_EQ(self->mem0.host_pinned + self->cmd.size + self->data.size,
+		  mem.host_pinned);
+
+	/* A new open works, and so does the device. */
+	{
+		struct drm_trn_queue_create q;
+		uint64_t s;
+		size_t from;
+		int fd2 = sim_open(DEV);
+
+		ASSERT_LE(0, fd2);
+		close(fd2);
+		ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL,
+					  &q));
+		from = self->cs.len;
+		cmds_write32(&self->cs, self->data.va + 64, 0x77);
+		ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s));
+		ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s,
+						WAIT_MS));
+		EXPECT_EQ(0x77, d32(self)[16]);
+	}
+}
+
+TEST_F(rec, close_with_jobs_in_flight)
+{
+	teardown_in_flight(_metadata, self, false);
+}
+
+TEST_F(rec, sigkill_with_jobs_in_flight)
+{
+	teardown_in_flight(_metadata, self, true);
+}
+
+/* fdinfo: device time per core, growing as jobs run there. */
+TEST_F(rec, fdinfo_engine_time)
+{
+	struct drm_trn_queue_create q;
+	uint64_t ns0 = 1, ns1 = 0, ns2 = 0, other = 1, s;
+	size_t from;
+
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "drm-engine-core1", &ns0));
+	EXPECT_EQ(0, ns0);
+	ASSERT_EQ(0, queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &q));
+	from = self->cs.len;
+	cmds_fill(&self->cs, self->data.va, 0x5a5a5a5a, 64 * 1024);
+	cmds_copy(&self->cs, self->cmd.va + 128 * 1024, self->data.va,
+		  64 * 1024);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s, WAIT_MS));
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "drm-engine-core1", &ns1));
+	EXPECT_LT(0, ns1);
+	ASSERT_EQ(0, submit_cs(self, q.queue_id, from, 0, &s));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s, WAIT_MS));
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "drm-engine-core1", &ns2));
+	EXPECT_LT(ns1, ns2);
+	/* Core 0 did nothing for this file. */
+	ASSERT_EQ(0, fdinfo_u64(self->fd, "drm-engine-core0", &other));
+	EXPECT_EQ(0, other);
+	/* The unit is ns, as drm-usage-stats wants. */
+	{
+		char path[64], buf[4096];
+
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", self->fd);
+		ASSERT_LT(0, read_file(path, buf, sizeof(buf)));
+		EXPECT_NE(NULL, strstr(buf, "drm-engine-core1:\t"));
+		EXPECT_NE(NULL, strstr(strstr(buf, "drm-engine-core1:"), " ns\n"));
+	}
+}
+
+TEST_HARNESS_MAIN
