@@ -13,6 +13,7 @@
 
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
+#include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/uaccess.h>
@@ -360,6 +361,42 @@ static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
 	drm_sched_entity_push_job(&job->base);
 }
 
+static u64 __user *trn_job_seqno_ptr(struct drm_trn_job __user *ujobs,
+				     u32 i, u32 job_size)
+{
+	return (u64 __user *)((void __user *)ujobs + (size_t)i * job_size +
+			      offsetof(struct drm_trn_job, seqno));
+}
+
+/* Make the jobs' seqno fields present and writable, without writing. */
+static int trn_submit_fault_in(struct drm_trn_job __user *ujobs, u32 n,
+			       u32 job_size)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (fault_in_writeable((char __user *)
+				       trn_job_seqno_ptr(ujobs, i, job_size),
+				       sizeof(u64)))
+			return -EFAULT;
+	return 0;
+}
+
+/* Store the jobs' numbers; never faults, -EFAULT if a page is missing. */
+static int trn_submit_write_seqnos(struct drm_trn_job __user *ujobs, u32 n,
+				   u32 job_size, u64 first)
+{
+	int ret = 0;
+	u32 i;
+
+	pagefault_disable();
+	for (i = 0; i < n && !ret; i++)
+		if (put_user(first + i, trn_job_seqno_ptr(ujobs, i, job_size)))
+			ret = -EFAULT;
+	pagefault_enable();
+	return ret;
+}
+
 /**
  * trn_ioctl_submit() - handler of DRM_IOCTL_TRN_SUBMIT
  * @drm: the device
@@ -382,7 +419,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	struct trn_queue *queue;
 	struct trn_job **jobs;
 	struct drm_trn_job uj;
-	u32 i, n = 0, nobjs;
+	u32 i, n = 0, nobjs, tries;
 	u64 first;
 	int idx, ret;
 
@@ -429,32 +466,39 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	if (ret)
 		goto out_free_jobs;
 
-	mutex_lock(&queue->submit_lock);
-	/* A queue destroyed meanwhile takes no more jobs. */
-	if (xa_load(&tfile->queues, queue->id) != queue) {
-		ret = -ENOENT;
-		goto out_unlock;
-	}
-	/*
-	 * The numbers go back before any buffer is locked: writing user
-	 * memory may fault, and faults must not nest in reservation locks.
-	 */
-	first = queue->submitted + 1;
-	for (i = 0; i < n; i++) {
-		void __user *dst = (void __user *)ujobs +
-				   (size_t)i * args->job_size +
-				   offsetof(struct drm_trn_job, seqno);
+	for (tries = 0;; tries++) {
+		/*
+		 * The numbers are written back under the reservation locks,
+		 * where a page fault must not happen: bring the pages in
+		 * first, then write with faults disabled, and start over in
+		 * the rare case that a page went away meanwhile.
+		 */
+		ret = trn_submit_fault_in(ujobs, n, args->job_size);
+		if (ret)
+			goto out_free_objs;
 
-		if (put_user(first + i, (u64 __user *)dst)) {
-			ret = -EFAULT;
+		mutex_lock(&queue->submit_lock);
+		/* A queue destroyed meanwhile takes no more jobs. */
+		if (xa_load(&tfile->queues, queue->id) != queue) {
+			ret = -ENOENT;
 			goto out_unlock;
 		}
+		if (nobjs) {
+			ret = trn_submit_reserve(objs, nobjs, n, &ctx);
+			if (ret)
+				goto out_unlock;
+		}
+		first = queue->submitted + 1;
+		ret = trn_submit_write_seqnos(ujobs, n, args->job_size, first);
+		if (!ret)
+			break;
+		if (nobjs)
+			drm_gem_unlock_reservations(objs, nobjs, &ctx);
+		mutex_unlock(&queue->submit_lock);
+		if (tries == 3)
+			goto out_free_objs;
 	}
-	if (nobjs) {
-		ret = trn_submit_reserve(objs, nobjs, n, &ctx);
-		if (ret)
-			goto out_unlock;
-	}
+
 	for (i = 0; i < n; i++) {
 		jobs[i]->seqno = first + i;
 		trn_job_push(queue, jobs[i]);
@@ -467,6 +511,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 
 out_unlock:
 	mutex_unlock(&queue->submit_lock);
+out_free_objs:
 	kvfree(objs);
 out_free_jobs:
 	while (n--)

@@ -377,7 +377,7 @@ TRN_PUBLIC int trn_fence_sync_file(const struct trn_fence *f, int *fd)
 	 * the lock keeps another thread's point out of it until exported.
 	 */
 	pthread_mutex_lock(&q->lock);
-	if (!q->binary_syncobj) {
+	if (!q->have_binary_syncobj) {
 		struct drm_syncobj_create c;
 
 		memset(&c, 0, sizeof(c));
@@ -385,6 +385,7 @@ TRN_PUBLIC int trn_fence_sync_file(const struct trn_fence *f, int *fd)
 		if (ret)
 			goto out;
 		q->binary_syncobj = c.handle;
+		q->have_binary_syncobj = true;
 	}
 	if (!f->seqno) {
 		struct drm_syncobj_array a;

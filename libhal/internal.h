@@ -117,7 +117,8 @@ struct trn_queue {
 
 	/* lock protects the lazily made objects below. */
 	pthread_mutex_t lock;
-	uint32_t binary_syncobj;	/* for sync_file export; 0: none yet */
+	uint32_t binary_syncobj;	/* for sync_file export */
+	bool have_binary_syncobj;	/* (0 is a valid handle on 7.x) */
 	struct trn_queue_import *imports;
 };
 

@@ -167,7 +167,7 @@ TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
 	trn_munmap((void *)q->page, q->page_size);
 	gem_close(dev, q->status_handle);
 	syncobj_destroy(dev, q->syncobj);
-	if (q->binary_syncobj)
+	if (q->have_binary_syncobj)
 		syncobj_destroy(dev, q->binary_syncobj);
 	for (imp = q->imports; imp; imp = next) {
 		next = imp->next;

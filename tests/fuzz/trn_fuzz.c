@@ -1438,8 +1438,13 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		struct fuzz_dfile *df = tg->df;
 		struct fuzz_bo *bo;
 
+		/*
+		 * Syncobj handle 0 is possible on 7.x: destroying the
+		 * (nonexistent) handle 0 frees index 0 of the DRM core's
+		 * handle table (Documentation/fuzzing.md, known bugs).
+		 */
 		if (!uc->queue_id || find_queue(df, uc->queue_id) ||
-		    !uc->syncobj || !uc->status_handle ||
+		    !uc->status_handle ||
 		    (df->exact && find_bo(df, uc->status_handle)))
 			fail(t, 0, "new queue %u: syncobj %u status %u",
 			     uc->queue_id, uc->syncobj, uc->status_handle);
@@ -1968,6 +1973,16 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_SUBMIT, us);
 	account(t, tg, ret, kind == A_NORMAL || kind == A_RO ? MODEL_ANY :
 						  -EFAULT);
+	/*
+	 * SUBMIT only reads its argument, so a read-only one works: it is
+	 * the read-only page's contents, naming some queue, that ran.
+	 */
+	if (tg->kind == T_FILE && kind == A_RO && !ret) {
+		unsigned int qi;
+
+		for (qi = 0; qi < df->nr_queues; qi++)
+			df->queues[qi].submitted = UINT64_MAX;
+	}
 	if (tg->kind != T_FILE || kind != A_NORMAL)
 		return;
 	if (!q && !df->exact)

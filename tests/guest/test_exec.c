@@ -1239,4 +1239,52 @@ TEST_F(exec, job_without_bo_list)
 	EXPECT_EQ(33, data32(self)[3]);
 }
 
+/*
+ * Jobs that can be read but whose seqno cannot be written: the call fails
+ * with EFAULT before anything is queued (the numbers go back before the
+ * first job is armed).
+ */
+TEST_F(exec, submit_jobs_read_only)
+{
+	struct drm_trn_submit s;
+	struct drm_trn_job *ro;
+
+	ro = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ro);
+	ASSERT_EQ(0, write_job(self, &ro[0], 0, 1));
+	ASSERT_EQ(0, write_job(self, &ro[1], 1, 2));
+	ASSERT_EQ(0, mprotect(ro, self->page, PROT_READ));
+	s = submit_of(self->q.queue_id, ro, 2);
+	EXPECT_EQ(0, fails_cleanly(self->fd, self->q.queue_id, &s, EFAULT));
+	EXPECT_EQ(0, ro[0].seqno);
+	EXPECT_EQ(0, ro[1].seqno);
+	EXPECT_EQ(0, nothing_ran(self, 1));
+	munmap(ro, self->page);
+}
+
+/*
+ * The submit structure itself is only read (DRM_IOW): in read-only
+ * memory the call succeeds, and says so, instead of reporting EFAULT
+ * for jobs it queued (the DRM core's copy-back of a read/write ioctl).
+ */
+TEST_F(exec, submit_struct_read_only)
+{
+	struct drm_trn_submit *s;
+	struct drm_trn_job j;
+
+	ASSERT_EQ(0, write_job(self, &j, 5, 0x55));
+	s = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, s);
+	*s = submit_of(self->q.queue_id, &j, 1);
+	ASSERT_EQ(0, mprotect(s, self->page, PROT_READ));
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_SUBMIT, s));
+	EXPECT_EQ(1, j.seqno);
+	EXPECT_EQ(1, queue_submitted(self->fd, self->q.queue_id));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, self->q.syncobj, 1, WAIT_MS));
+	EXPECT_EQ(0x55, data32(self)[5]);
+	munmap(s, self->page);
+}
+
 TEST_HARNESS_MAIN

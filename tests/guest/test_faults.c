@@ -24,6 +24,7 @@
  * -t TEST); TRN_FAULTS_KNOWN_BUGS=1 stops keeping the known kernel bugs
  * below out of the injection.
  */
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
 
@@ -374,6 +375,8 @@ static int snapshot_diff(const struct snapshot *a, const struct snapshot *b,
 
 /* ---- operations ---- */
 
+struct exec_state;
+
 /* State shared by an operation's callbacks. */
 struct op_state {
 	unsigned int id;		/* device the operation works on */
@@ -396,6 +399,7 @@ struct op_state {
 	unsigned char *up;		/* userptr memory */
 	uint32_t first_handle;		/* what a clean run is given */
 	unsigned int no_node;		/* devices made without /dev node */
+	struct exec_state *x;		/* the execution ops' */
 };
 
 struct fault_op {
@@ -1119,6 +1123,770 @@ static int check_unload_failed(struct op_state *s, char *why, size_t size)
 	return device_works(1, SIM_DEFAULT_CORES, why, size);
 }
 
+/* ---- execution: queues, jobs, closing a file with jobs in flight ---- */
+
+#define EXEC_WAIT_MS	20000	/* for a job that can run: generous */
+#define EXEC_MAGIC	0x7e570000u
+#define IN_POINT	3	/* the signalled point of the timeline in-sync */
+#define OUT_POINT	7	/* the point the timeline out-sync gets */
+#define MAX_JOBS	4
+#define FILL_WORD	0x5a5a5a5au
+#define CLOSE_SEM	5	/* semaphore of the close test's second file */
+#define RELEASE_MS	30	/* its helper waits this long, then releases */
+/* syncobj_fence_status() of a binary syncobj without a fence */
+#define NO_FENCE	(-1000 - EINVAL)
+
+struct exec_state {
+	struct drm_trn_queue_create q;	/* the queue the op works on */
+	struct drm_trn_queue_status st;	/* QUEUE_STATUS's answer */
+	struct host_bo cmd, data;
+	uint32_t bos[2];		/* cmd, data */
+	uint32_t in_bin, in_tl;		/* signalled; point IN_POINT signalled */
+	uint32_t out_bin, out_tl;	/* without fence, without points */
+	struct drm_trn_sync in[2], out[2];
+	struct drm_trn_job jobs[MAX_JOBS];
+	unsigned int njobs;
+	bool batch;
+	struct exec_counters ctr;	/* the device's, idle, before the run */
+	unsigned int seqno_written;	/* failed SUBMITs that wrote seqnos */
+	/* Closing a file (A, s->fd) whose jobs wait for file B's (s->fd2). */
+	struct drm_trn_queue_create qb1, qb2;
+	struct host_bo bcmd, shared;	/* B's; A imports shared */
+	uint32_t shared_a;
+	uint64_t shared_va;		/* in A */
+	pthread_t helper;
+	bool helper_running;
+	int helper_ret;
+	unsigned int in_flight;		/* closes with A's jobs unfinished */
+	unsigned int waited;		/* closes that waited for them */
+	struct sim_counters mem;	/* the device's memory before */
+};
+
+static uint32_t *words(const struct host_bo *b)
+{
+	return b->map;
+}
+
+/* Forget the last run, keep the statistics. */
+static void exec_reset(struct exec_state *x)
+{
+	struct exec_state keep = *x;
+
+	memset(x, 0, sizeof(*x));
+	x->batch = keep.batch;
+	x->seqno_written = keep.seqno_written;
+	x->in_flight = keep.in_flight;
+	x->waited = keep.waited;
+	x->mem = keep.mem;
+}
+
+static void unmap_bo(struct host_bo *b)
+{
+	if (b->map)
+		munmap(b->map, b->size);
+	b->map = NULL;
+}
+
+/* Everything goes with the file: unmap first, or it stays open. */
+static void undo_exec(struct op_state *s, int ret)
+{
+	struct exec_state *x = s->x;
+
+	if (x->helper_running)
+		pthread_join(x->helper, NULL);
+	unmap_bo(&x->cmd);
+	unmap_bo(&x->data);
+	unmap_bo(&x->bcmd);
+	unmap_bo(&x->shared);
+	if (s->fd2 >= 0)
+		close(s->fd2);
+	s->fd2 = -1;
+	undo_fd(s, ret);
+	exec_reset(x);
+}
+
+/* Timeline syncobj @handle gets a signalled fence at @point. */
+static int timeline_signal(int fd, uint32_t handle, uint64_t point)
+{
+	struct drm_syncobj_timeline_array a = {
+		.handles = (uintptr_t)&handle,
+		.points = (uintptr_t)&point,
+		.count_handles = 1,
+	};
+
+	return raw_ioctl(fd, DRM_IOCTL_SYNCOBJ_TIMELINE_SIGNAL, &a);
+}
+
+/*
+ * Once the device is idle, its counters moved by @submitted and
+ * @completed since prepare, and no job failed.
+ */
+static int counters_moved(struct op_state *s, uint64_t submitted,
+			  uint64_t completed, char *why, size_t size)
+{
+	const struct exec_counters *a = &s->x->ctr;
+	struct exec_counters b;
+	int ret = exec_counters_idle(s->id, EXEC_WAIT_MS, &b);
+
+	if (ret) {
+		snprintf(why, size,
+			 "device not idle: %s (jobs_submitted %llu, jobs_completed %llu, jobs_failed %llu)",
+			 strerror(-ret), (unsigned long long)b.submitted,
+			 (unsigned long long)b.completed,
+			 (unsigned long long)b.failed);
+		return -1;
+	}
+	if (b.submitted - a->submitted != submitted ||
+	    b.completed - a->completed != completed || b.failed != a->failed) {
+		snprintf(why, size,
+			 "jobs_submitted/completed/failed went %llu/%llu/%llu -> %llu/%llu/%llu, want +%llu/+%llu/+0",
+			 (unsigned long long)a->submitted,
+			 (unsigned long long)a->completed,
+			 (unsigned long long)a->failed,
+			 (unsigned long long)b.submitted,
+			 (unsigned long long)b.completed,
+			 (unsigned long long)b.failed,
+			 (unsigned long long)submitted,
+			 (unsigned long long)completed);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * A WRITE job runs on queue @q: it is the queue's next number, its point
+ * signals without error, its data lands.
+ */
+static int queue_runs(struct op_state *s, const struct drm_trn_queue_create *q,
+		      char *why, size_t size)
+{
+	uint64_t sub = queue_submitted(s->fd, q->queue_id), seqno = 0;
+	int ret, status = 0;
+	struct host_bo b;
+	struct cmds c;
+
+	ret = host_bo_new(s->fd, 4096, &b);
+	if (ret) {
+		snprintf(why, size, "host buffer for a job: %s",
+			 strerror(-ret));
+		return -1;
+	}
+	cmds_init(&c, b.map, b.va, 2048);
+	cmds_write32(&c, b.va + 2048, EXEC_MAGIC);
+	ret = submit_one(s->fd, q->queue_id, c.va, (uint32_t)c.len, b.handle,
+			 &seqno);
+	if (!ret)
+		ret = syncobj_wait_point(s->fd, q->syncobj, seqno,
+					 EXEC_WAIT_MS);
+	if (!ret)
+		status = timeline_fence_status(s->fd, q->syncobj, seqno);
+	if (ret || seqno != sub + 1 || status != 1 ||
+	    words(&b)[512] != EXEC_MAGIC) {
+		snprintf(why, size,
+			 "a job on queue %u: %s, seqno %llu after %llu, fence status %d, data %#x",
+			 q->queue_id, strerror(-ret),
+			 (unsigned long long)seqno, (unsigned long long)sub,
+			 status, words(&b)[512]);
+		ret = -1;
+	}
+	host_bo_free(s->fd, &b);
+	return ret ? -1 : 0;
+}
+
+/* A file, its charges, the device idle and its counters. */
+static int prepare_exec_fd(struct op_state *s)
+{
+	int ret = prepare_fd(s);
+
+	if (!ret)
+		ret = exec_counters_idle(s->id, EXEC_WAIT_MS, &s->x->ctr);
+	return ret;
+}
+
+/* ... and a queue on core 0. */
+static int prepare_queue(struct op_state *s)
+{
+	int ret = prepare_exec_fd(s);
+
+	if (!ret)
+		ret = queue_create(s->fd, 0, DRM_TRN_PRIORITY_NORMAL, &s->x->q);
+	if (!ret)
+		ret = query_memory(s->fd, &s->mem);
+	return ret;
+}
+
+/* QUEUE_CREATE in a fresh file: queue 1, syncobj 1, status buffer 1. */
+static int run_queue_create(struct op_state *s)
+{
+	struct drm_trn_queue_create c = {
+		.core = 1,
+		.priority = DRM_TRN_PRIORITY_NORMAL,
+	};
+	int ret = raw_ioctl(s->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c);
+
+	if (!ret)
+		s->x->q = c;
+	return ret;
+}
+
+static int check_queue_create_ok(struct op_state *s, char *why, size_t size)
+{
+	const struct drm_trn_queue_create *q = &s->x->q;
+	const volatile struct drm_trn_queue_status_page *page;
+	struct drm_trn_queue_status st;
+	uint64_t point = 1, completed;
+	int ret;
+
+	if (q->queue_id != 1 || q->syncobj != 1 || q->status_handle != 1) {
+		snprintf(why, size,
+			 "first queue of a file got id %u, syncobj %u, status buffer %u, not 1/1/1",
+			 q->queue_id, q->syncobj, q->status_handle);
+		return -1;
+	}
+	ret = queue_status(s->fd, q->queue_id, &st);
+	if (!ret)
+		ret = syncobj_query(s->fd, q->syncobj, &point);
+	if (ret || st.submitted_seqno || st.completed_seqno || point) {
+		snprintf(why, size,
+			 "new queue: QUEUE_STATUS/SYNCOBJ_QUERY %s, submitted %llu, completed %llu, point %llu",
+			 strerror(-ret), (unsigned long long)st.submitted_seqno,
+			 (unsigned long long)st.completed_seqno,
+			 (unsigned long long)point);
+		return -1;
+	}
+	if (queue_runs(s, q, why, size))
+		return -1;
+	page = status_page_map(s->fd, q->status_handle);
+	if (!page) {
+		snprintf(why, size, "cannot map the status page");
+		return -1;
+	}
+	completed = page->completed_seqno;
+	munmap((void *)page, 4096);
+	if (completed != 1) {
+		snprintf(why, size, "status page says %llu completed, not 1",
+			 (unsigned long long)completed);
+		return -1;
+	}
+	return 0;
+}
+
+/* No queue, no syncobj, no status buffer left; the next queue is 1. */
+static int check_queue_create_failed(struct op_state *s, char *why,
+				     size_t size)
+{
+	struct drm_trn_queue_create c;
+	struct drm_trn_queue_status st;
+	struct drm_trn_bo_info bi;
+	int ret;
+
+	if (same_memory(s, why, size))
+		return -1;
+	ret = queue_status(s->fd, 1, &st);
+	if (ret != -ENOENT) {
+		snprintf(why, size, "QUEUE_STATUS of queue 1 answers %s",
+			 strerror(-ret));
+		return -1;
+	}
+	ret = bo_info(s->fd, 1, &bi);
+	if (!ret) {
+		snprintf(why, size, "GEM handle 1 exists: a status buffer leaked");
+		return -1;
+	}
+	if (check_syncobj_failed(s, why, size))
+		return -1;
+	ret = queue_create(s->fd, 1, DRM_TRN_PRIORITY_NORMAL, &c);
+	if (ret) {
+		snprintf(why, size, "QUEUE_CREATE after: %s", strerror(-ret));
+		return -1;
+	}
+	queue_destroy(s->fd, c.queue_id);
+	syncobj_destroy(s->fd, c.syncobj);
+	gem_close(s->fd, c.status_handle);
+	if (c.queue_id != 1 || c.syncobj != 1 || c.status_handle != 1) {
+		snprintf(why, size,
+			 "next queue got id %u, syncobj %u, status buffer %u: something leaked",
+			 c.queue_id, c.syncobj, c.status_handle);
+		return -1;
+	}
+	return 0;
+}
+
+/* The queue made by a QUEUE_CREATE that then failed to report it. */
+static int copyback_queue(struct op_state *s)
+{
+	if (queue_destroy(s->fd, 1))
+		return 0;
+	syncobj_destroy(s->fd, 1);
+	gem_close(s->fd, 1);
+	return 1;
+}
+
+static int run_queue_destroy(struct op_state *s)
+{
+	return queue_destroy(s->fd, s->x->q.queue_id);
+}
+
+/* Gone; its handles stay; the next queue takes its number and works. */
+static int check_queue_destroy_ok(struct op_state *s, char *why, size_t size)
+{
+	const struct drm_trn_queue_create *q = &s->x->q;
+	struct drm_trn_queue_create c = { 0 };
+	struct drm_trn_queue_status st;
+	struct drm_trn_bo_info bi;
+	uint64_t point;
+	int ret;
+
+	ret = queue_status(s->fd, q->queue_id, &st);
+	if (ret != -ENOENT) {
+		snprintf(why, size, "QUEUE_STATUS of the destroyed queue: %s",
+			 strerror(-ret));
+		return -1;
+	}
+	if (syncobj_query(s->fd, q->syncobj, &point) ||
+	    bo_info(s->fd, q->status_handle, &bi)) {
+		snprintf(why, size, "the destroyed queue's handles are gone");
+		return -1;
+	}
+	ret = queue_create(s->fd, 0, DRM_TRN_PRIORITY_NORMAL, &c);
+	if (ret || c.queue_id != q->queue_id) {
+		snprintf(why, size, "next QUEUE_CREATE: %s, id %u, not %u",
+			 strerror(-ret), c.queue_id, q->queue_id);
+		return -1;
+	}
+	return queue_runs(s, &c, why, size);
+}
+
+static int check_queue_works(struct op_state *s, char *why, size_t size)
+{
+	return queue_runs(s, &s->x->q, why, size);
+}
+
+/* A queue that ran one job. */
+static int prepare_queue_ran(struct op_state *s)
+{
+	char why[512];
+	int ret = prepare_queue(s);
+
+	if (ret)
+		return ret;
+	if (queue_runs(s, &s->x->q, why, sizeof(why))) {
+		fprintf(stderr, "# %s\n", why);
+		return -EIO;
+	}
+	return exec_counters_idle(s->id, EXEC_WAIT_MS, &s->x->ctr);
+}
+
+static int run_queue_status(struct op_state *s)
+{
+	return queue_status(s->fd, s->x->q.queue_id, &s->x->st);
+}
+
+static int check_queue_status_ok(struct op_state *s, char *why, size_t size)
+{
+	const struct drm_trn_queue_status *st = &s->x->st;
+
+	if (st->queue_id != s->x->q.queue_id || st->submitted_seqno != 1 ||
+	    st->completed_seqno != 1 || st->jobs_failed || st->state ||
+	    st->reserved[0] || st->reserved[1]) {
+		snprintf(why, size,
+			 "queue %u: submitted %llu, completed %llu, failed %llu, state %#x; want 1/1/0/0",
+			 st->queue_id, (unsigned long long)st->submitted_seqno,
+			 (unsigned long long)st->completed_seqno,
+			 (unsigned long long)st->jobs_failed, st->state);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * SUBMIT: job i writes EXEC_MAGIC + i to data[i]. One job lists both
+ * buffers, waits for a signalled binary syncobj and a signalled timeline
+ * point, and signals an empty binary syncobj and a timeline point. A batch
+ * spreads the same over four jobs (one of them also FILLs data[256..511]):
+ * both buffers and both in-syncs; the data buffer only; both buffers and
+ * the binary out-sync; no buffers, the timeline in- and out-sync.
+ */
+static int prepare_submit(struct op_state *s)
+{
+	struct exec_state *x = s->x;
+	struct cmds c;
+	unsigned int i;
+	int ret;
+
+	ret = prepare_queue(s);
+	if (!ret)
+		ret = host_bo_new(s->fd, 16 << 10, &x->cmd);
+	if (!ret)
+		ret = host_bo_new(s->fd, 4096, &x->data);
+	if (!ret)
+		ret = syncobj_create(s->fd, DRM_SYNCOBJ_CREATE_SIGNALED,
+				     &x->in_bin);
+	if (!ret)
+		ret = syncobj_create(s->fd, 0, &x->in_tl);
+	if (!ret)
+		ret = timeline_signal(s->fd, x->in_tl, IN_POINT);
+	if (!ret)
+		ret = syncobj_create(s->fd, 0, &x->out_bin);
+	if (!ret)
+		ret = syncobj_create(s->fd, 0, &x->out_tl);
+	if (ret)
+		return ret;
+	x->bos[0] = x->cmd.handle;
+	x->bos[1] = x->data.handle;
+	x->in[0].handle = x->in_bin;
+	x->in[1].handle = x->in_tl;
+	x->in[1].point = IN_POINT;
+	x->out[0].handle = x->out_bin;
+	x->out[1].handle = x->out_tl;
+	x->out[1].point = OUT_POINT;
+
+	x->njobs = x->batch ? MAX_JOBS : 1;
+	cmds_init(&c, x->cmd.map, x->cmd.va, x->cmd.size);
+	for (i = 0; i < x->njobs; i++) {
+		size_t off = c.len;
+
+		ret = cmds_write32(&c, x->data.va + 4 * i, EXEC_MAGIC + i);
+		if (!ret && x->batch && i == 1)
+			ret = cmds_fill(&c, x->data.va + 1024, FILL_WORD, 1024);
+		if (ret)
+			return ret;
+		job_init(&x->jobs[i], c.va + off, (uint32_t)(c.len - off));
+	}
+	if (!x->batch) {
+		x->jobs[0].bo_handles = (uintptr_t)x->bos;
+		x->jobs[0].bo_count = 2;
+		x->jobs[0].in_syncs = (uintptr_t)x->in;
+		x->jobs[0].in_count = 2;
+		x->jobs[0].out_syncs = (uintptr_t)x->out;
+		x->jobs[0].out_count = 2;
+	} else {
+		x->jobs[0].bo_handles = (uintptr_t)x->bos;
+		x->jobs[0].bo_count = 2;
+		x->jobs[0].in_syncs = (uintptr_t)x->in;
+		x->jobs[0].in_count = 2;
+		x->jobs[1].bo_handles = (uintptr_t)&x->bos[1];
+		x->jobs[1].bo_count = 1;
+		x->jobs[2].bo_handles = (uintptr_t)x->bos;
+		x->jobs[2].bo_count = 2;
+		x->jobs[2].out_syncs = (uintptr_t)x->out;
+		x->jobs[2].out_count = 1;
+		x->jobs[3].in_syncs = (uintptr_t)&x->in[1];
+		x->jobs[3].in_count = 1;
+		x->jobs[3].out_syncs = (uintptr_t)&x->out[1];
+		x->jobs[3].out_count = 1;
+	}
+	ret = query_memory(s->fd, &s->mem);
+	if (!ret)
+		ret = exec_counters_idle(s->id, EXEC_WAIT_MS, &x->ctr);
+	return ret;
+}
+
+static int run_submit(struct op_state *s)
+{
+	return submit_jobs(s->fd, s->x->q.queue_id, s->x->jobs, s->x->njobs);
+}
+
+/* Numbers 1..n, every job done without error, data, out-syncs, counters. */
+static int check_submit_ok(struct op_state *s, char *why, size_t size)
+{
+	struct exec_state *x = s->x;
+	uint32_t *d = words(&x->data);
+	struct drm_trn_queue_status st;
+	uint64_t n = x->njobs, point = 0;
+	int ret, status, bin;
+	unsigned int i;
+
+	for (i = 0; i < x->njobs; i++)
+		if (x->jobs[i].seqno != i + 1) {
+			snprintf(why, size, "job %u got seqno %llu", i,
+				 (unsigned long long)x->jobs[i].seqno);
+			return -1;
+		}
+	ret = syncobj_wait_point(s->fd, x->q.syncobj, n, EXEC_WAIT_MS);
+	if (ret) {
+		snprintf(why, size, "waiting for job %llu: %s",
+			 (unsigned long long)n, strerror(-ret));
+		return -1;
+	}
+	for (i = 0; i < x->njobs; i++) {
+		status = timeline_fence_status(s->fd, x->q.syncobj, i + 1);
+		if (status != 1 || d[i] != EXEC_MAGIC + i) {
+			snprintf(why, size, "job %u: fence status %d, data %#x",
+				 i + 1, status, d[i]);
+			return -1;
+		}
+	}
+	if (x->batch && !all_bytes(d + 256, 0x5a, 1024)) {
+		snprintf(why, size, "the FILL of job 2 did not land");
+		return -1;
+	}
+	bin = syncobj_fence_status(s->fd, x->out_bin);
+	ret = syncobj_query(s->fd, x->out_tl, &point);
+	if (bin != 1 || ret || point != OUT_POINT) {
+		snprintf(why, size,
+			 "out-syncs: binary status %d, timeline point %llu (%s)",
+			 bin, (unsigned long long)point, strerror(-ret));
+		return -1;
+	}
+	ret = queue_status(s->fd, x->q.queue_id, &st);
+	if (ret || st.submitted_seqno != n || st.completed_seqno != n ||
+	    st.jobs_failed) {
+		snprintf(why, size,
+			 "QUEUE_STATUS %s: submitted %llu, completed %llu, failed %llu",
+			 strerror(-ret), (unsigned long long)st.submitted_seqno,
+			 (unsigned long long)st.completed_seqno,
+			 (unsigned long long)st.jobs_failed);
+		return -1;
+	}
+	return counters_moved(s, n, n, why, size);
+}
+
+/*
+ * Nothing queued: the queue's numbers, its timeline and the out-syncs are
+ * as before, nothing ran, charges and counters are back; then the same
+ * submission, uninjected, gets numbers from 1 and works.
+ */
+static int check_submit_failed(struct op_state *s, char *why, size_t size)
+{
+	struct exec_state *x = s->x;
+	uint64_t qpoint = 1, tpoint = 1;
+	struct drm_trn_queue_status st;
+	unsigned int i;
+	bool wrote = false;
+	int ret, bin;
+
+	ret = queue_status(s->fd, x->q.queue_id, &st);
+	if (ret || st.submitted_seqno) {
+		snprintf(why, size,
+			 "QUEUE_STATUS %s: submitted_seqno %llu, job seqnos %llu..%llu: the failed call queued its jobs",
+			 strerror(-ret), (unsigned long long)st.submitted_seqno,
+			 (unsigned long long)x->jobs[0].seqno,
+			 (unsigned long long)x->jobs[x->njobs - 1].seqno);
+		return -1;
+	}
+	bin = syncobj_fence_status(s->fd, x->out_bin);
+	ret = syncobj_query(s->fd, x->q.syncobj, &qpoint);
+	if (!ret)
+		ret = syncobj_query(s->fd, x->out_tl, &tpoint);
+	if (bin != NO_FENCE || ret || qpoint || tpoint) {
+		snprintf(why, size,
+			 "a fence appeared: binary out-sync status %d (want %d: none), queue point %llu, timeline out-sync point %llu (%s)",
+			 bin, NO_FENCE, (unsigned long long)qpoint,
+			 (unsigned long long)tpoint, strerror(-ret));
+		return -1;
+	}
+	if (counters_moved(s, 0, 0, why, size))
+		return -1;
+	if (!all_bytes(x->data.map, 0, 4096)) {
+		snprintf(why, size, "a job ran: data[0] %#x",
+			 words(&x->data)[0]);
+		return -1;
+	}
+	if (same_memory(s, why, size))
+		return -1;
+	/* Not promised either way; reported. */
+	for (i = 0; i < x->njobs; i++) {
+		wrote |= x->jobs[i].seqno != 0;
+		x->jobs[i].seqno = 0;
+	}
+	x->seqno_written += wrote;
+
+	ret = run_submit(s);
+	if (ret) {
+		snprintf(why, size, "SUBMIT after: %s", strerror(-ret));
+		return -1;
+	}
+	return check_submit_ok(s, why, size);
+}
+
+/*
+ * Close of a file A with jobs in flight. A's queue runs a batch: the first
+ * job at once, the other three wait for job 1 of a second file B, which
+ * waits on a device semaphore that a helper thread (not injected) releases
+ * from another queue of B RELEASE_MS after the test closes A. Closing waits
+ * for A's jobs; they write into a buffer of B that A imported, where the
+ * test checks their data once A is gone.
+ */
+static void *close_helper(void *arg)
+{
+	struct op_state *s = arg;
+	struct exec_state *x = s->x;
+	struct cmds c;
+
+	usleep(RELEASE_MS * 1000);
+	cmds_init(&c, (unsigned char *)x->bcmd.map + 512, x->bcmd.va + 512,
+		  512);
+	cmds_sem(&c, false, CLOSE_SEM, 1);
+	x->helper_ret = submit_one(s->fd2, x->qb2.queue_id, c.va,
+				   (uint32_t)c.len, x->bcmd.handle, NULL);
+	return NULL;
+}
+
+static int prepare_close(struct op_state *s)
+{
+	struct exec_state *x = s->x;
+	struct drm_trn_queue_status st;
+	struct sim_counters now = { 0 };
+	uint32_t tmp = 0, bos[2];
+	struct drm_prime_handle p;
+	struct drm_trn_bo_info bi;
+	struct cmds c;
+	unsigned int i;
+	int ret, sfd;
+
+	/* Every earlier file's memory came back. */
+	ret = sim_counters_wait(s->id, &x->mem, &now);
+	if (ret) {
+		fprintf(stderr,
+			"# device memory hbm_used %llu host_pinned %llu, was %llu %llu\n",
+			(unsigned long long)now.hbm_used,
+			(unsigned long long)now.host_pinned,
+			(unsigned long long)x->mem.hbm_used,
+			(unsigned long long)x->mem.host_pinned);
+		return ret;
+	}
+	ret = prepare_exec_fd(s);
+	if (ret)
+		return ret;
+	s->fd2 = open(s->node, O_RDWR | O_CLOEXEC);
+	if (s->fd2 < 0)
+		return -errno;
+
+	/* B: job 1 waits for the semaphore; its point goes to A. */
+	ret = queue_create(s->fd2, 0, DRM_TRN_PRIORITY_NORMAL, &x->qb1);
+	if (!ret)
+		ret = queue_create(s->fd2, 0, DRM_TRN_PRIORITY_NORMAL, &x->qb2);
+	if (!ret)
+		ret = host_bo_new(s->fd2, 4096, &x->bcmd);
+	if (!ret)
+		ret = host_bo_new(s->fd2, 4096, &x->shared);
+	if (ret)
+		return ret;
+	cmds_init(&c, x->bcmd.map, x->bcmd.va, 512);
+	cmds_sem(&c, true, CLOSE_SEM, 1);
+	ret = submit_one(s->fd2, x->qb1.queue_id, c.va, (uint32_t)c.len,
+			 x->bcmd.handle, NULL);
+	if (!ret)
+		ret = syncobj_create(s->fd2, 0, &tmp);
+	if (!ret)
+		ret = syncobj_transfer(s->fd2, tmp, x->qb1.syncobj, 1);
+	if (ret)
+		return ret;
+	sfd = syncobj_export_sync_file(s->fd2, tmp);
+	if (sfd < 0)
+		return sfd;
+	ret = syncobj_create(s->fd, 0, &x->in_bin);
+	if (!ret)
+		ret = syncobj_import_sync_file(s->fd, x->in_bin, sfd);
+	close(sfd);
+	if (ret)
+		return ret;
+
+	/* A imports B's buffer. */
+	memset(&p, 0, sizeof(p));
+	p.handle = x->shared.handle;
+	p.flags = DRM_CLOEXEC | DRM_RDWR;
+	ret = raw_ioctl(s->fd2, DRM_IOCTL_PRIME_HANDLE_TO_FD, &p);
+	if (ret)
+		return ret;
+	sfd = p.fd;
+	memset(&p, 0, sizeof(p));
+	p.fd = sfd;
+	ret = raw_ioctl(s->fd, DRM_IOCTL_PRIME_FD_TO_HANDLE, &p);
+	close(sfd);
+	if (!ret)
+		ret = bo_info(s->fd, p.handle, &bi);
+	if (ret)
+		return ret;
+	x->shared_a = p.handle;
+	x->shared_va = bi.va;
+
+	/* A: four WRITEs into it, three of them behind B's job. */
+	ret = queue_create(s->fd, 1, DRM_TRN_PRIORITY_NORMAL, &x->q);
+	if (!ret)
+		ret = host_bo_new(s->fd, 4096, &x->cmd);
+	if (ret)
+		return ret;
+	bos[0] = x->cmd.handle;
+	bos[1] = x->shared_a;
+	memcpy(x->bos, bos, sizeof(bos));
+	x->in[0].handle = x->in_bin;
+	x->njobs = MAX_JOBS;
+	cmds_init(&c, x->cmd.map, x->cmd.va, x->cmd.size);
+	for (i = 0; i < MAX_JOBS; i++) {
+		size_t off = c.len;
+
+		cmds_write32(&c, x->shared_va + 4 * i, EXEC_MAGIC + i);
+		job_init(&x->jobs[i], c.va + off, (uint32_t)(c.len - off));
+		x->jobs[i].bo_handles = (uintptr_t)x->bos;
+		x->jobs[i].bo_count = 2;
+		if (i) {
+			x->jobs[i].in_syncs = (uintptr_t)x->in;
+			x->jobs[i].in_count = 1;
+		}
+	}
+	/* A's mapping would keep A's file open past close(). */
+	unmap_bo(&x->cmd);
+	ret = submit_jobs(s->fd, x->q.queue_id, x->jobs, MAX_JOBS);
+	if (ret)
+		return ret;
+	ret = pthread_create(&x->helper, NULL, close_helper, s);
+	if (ret)
+		return -ret;
+	x->helper_running = true;
+	if (!queue_status(s->fd, x->q.queue_id, &st) &&
+	    st.completed_seqno < MAX_JOBS)
+		x->in_flight++;
+	return 0;
+}
+
+static int run_close(struct op_state *s)
+{
+	int64_t start = mono_ns();
+	int ret = close(s->fd) ? -errno : 0;
+
+	/* The release runs before close() returns, in this thread. */
+	if (mono_ns() - start >= RELEASE_MS / 2 * 1000000LL)
+		s->x->waited++;
+	s->fd = -1;
+	return ret;
+}
+
+/* A's jobs all ran and wrote; B's ran; nothing failed or was cancelled. */
+static int check_close_ok(struct op_state *s, char *why, size_t size)
+{
+	struct exec_state *x = s->x;
+	uint32_t *d = words(&x->shared);
+	unsigned int i;
+	int ret;
+
+	pthread_join(x->helper, NULL);
+	x->helper_running = false;
+	if (x->helper_ret) {
+		snprintf(why, size, "the helper's SUBMIT: %s",
+			 strerror(-x->helper_ret));
+		return -1;
+	}
+	ret = syncobj_wait_point(s->fd2, x->qb2.syncobj, 1, EXEC_WAIT_MS);
+	if (!ret)
+		ret = syncobj_wait_point(s->fd2, x->qb1.syncobj, 1,
+					 EXEC_WAIT_MS);
+	if (ret) {
+		snprintf(why, size, "file B's jobs: %s", strerror(-ret));
+		return -1;
+	}
+	if (counters_moved(s, MAX_JOBS + 2, MAX_JOBS + 2, why, size))
+		return -1;
+	for (i = 0; i < MAX_JOBS; i++)
+		if (d[i] != EXEC_MAGIC + i) {
+			snprintf(why, size, "job %u of the closed file wrote %#x",
+				 i + 1, d[i]);
+			return -1;
+		}
+	return 0;
+}
+
 /* ---- the loop ---- */
 
 struct fault_result {
@@ -1567,6 +2335,112 @@ TEST_F_TIMEOUT(faults, buffers, 900)
 	s.first_handle = handle;
 	for (i = 0; i < ARRAY_SIZE(ops); i++)
 		fault_loop(_metadata, self, &ops[i], &s, &r);
+}
+
+TEST_F_TIMEOUT(faults, queues, 900)
+{
+	static const struct fault_op ops[] = {
+		{
+			.name = "QUEUE_CREATE",
+			.allowed = { ENOMEM, EFAULT },
+			.prepare = prepare_exec_fd, .run = run_queue_create,
+			.check_ok = check_queue_create_ok,
+			.check_failed = check_queue_create_failed,
+			.undo = undo_exec,
+			.copyback = copyback_queue,
+		}, {
+			.name = "QUEUE_DESTROY",
+			.allowed = { ENOMEM, EFAULT },
+			.prepare = prepare_queue, .run = run_queue_destroy,
+			.check_ok = check_queue_destroy_ok,
+			.check_failed = check_queue_works,
+			.undo = undo_exec,
+		}, {
+			.name = "QUEUE_STATUS",
+			.allowed = { ENOMEM, EFAULT },
+			.prepare = prepare_queue_ran, .run = run_queue_status,
+			.check_ok = check_queue_status_ok,
+			.check_failed = check_queue_works,
+			.undo = undo_exec,
+		},
+	};
+	struct exec_state x = { 0 };
+	struct fault_result r;
+	struct op_state s;
+	size_t i;
+
+	init_state(&s);
+	s.x = &x;
+	ASSERT_EQ(0, open_device(&s, 0));
+	for (i = 0; i < ARRAY_SIZE(ops); i++)
+		fault_loop(_metadata, self, &ops[i], &s, &r);
+}
+
+TEST_F_TIMEOUT(faults, submit, 900)
+{
+	static const struct fault_op ops[] = {
+		{
+			.name = "SUBMIT one job",
+			.allowed = { ENOMEM, EFAULT },
+			.prepare = prepare_submit, .run = run_submit,
+			.check_ok = check_submit_ok,
+			.check_failed = check_submit_failed,
+			.undo = undo_exec,
+		}, {
+			.name = "SUBMIT four jobs",
+			.allowed = { ENOMEM, EFAULT },
+			.prepare = prepare_submit, .run = run_submit,
+			.check_ok = check_submit_ok,
+			.check_failed = check_submit_failed,
+			.undo = undo_exec,
+		},
+	};
+	struct exec_state x = { 0 };
+	struct fault_result r;
+	struct op_state s;
+	size_t i;
+
+	init_state(&s);
+	s.x = &x;
+	ASSERT_EQ(0, open_device(&s, 0));
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		x.batch = i == 1;
+		x.seqno_written = 0;
+		if (fault_loop(_metadata, self, &ops[i], &s, &r) &&
+		    x.seqno_written)
+			TH_LOG("%s: %u failed runs had written job numbers back (a failure after the write-back)",
+			       ops[i].name, x.seqno_written);
+	}
+}
+
+/* Closing a file whose jobs are still queued or running. */
+TEST_F_TIMEOUT(faults, close_with_jobs, 900)
+{
+	static const struct fault_op op = {
+		.name = "close with jobs in flight",
+		.allowed = { ENOMEM },
+		.prepare = prepare_close, .run = run_close,
+		.check_ok = check_close_ok,
+		.undo = undo_exec,
+	};
+	struct exec_state x = { 0 };
+	struct sim_counters now = { 0 };
+	struct fault_result r;
+	struct op_state s;
+
+	init_state(&s);
+	s.x = &x;
+	ASSERT_EQ(0, open_device(&s, 0));
+	ASSERT_EQ(0, sim_counters(0, &x.mem));
+	if (fault_loop(_metadata, self, &op, &s, &r))
+		TH_LOG("%s: %u of %u closes found jobs of the file unfinished, %u waited for them",
+		       op.name, x.in_flight, r.points + 1, x.waited);
+	EXPECT_EQ(0, sim_counters_wait(0, &x.mem, &now))
+		TH_LOG("device memory hbm_used %llu host_pinned %llu, was %llu %llu",
+		       (unsigned long long)now.hbm_used,
+		       (unsigned long long)now.host_pinned,
+		       (unsigned long long)x.mem.hbm_used,
+		       (unsigned long long)x.mem.host_pinned);
 }
 
 TEST_F_TIMEOUT(faults, new_device, 900)

@@ -56,8 +56,9 @@ extern "C" {
 #define DRM_IOCTL_TRN_QUEUE_DESTROY \
 	DRM_IOW(DRM_COMMAND_BASE + DRM_TRN_QUEUE_DESTROY, \
 		struct drm_trn_queue_destroy)
+/* Write-only: job numbers go back through the job array, never copied out. */
 #define DRM_IOCTL_TRN_SUBMIT \
-	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_SUBMIT, struct drm_trn_submit)
+	DRM_IOW(DRM_COMMAND_BASE + DRM_TRN_SUBMIT, struct drm_trn_submit)
 #define DRM_IOCTL_TRN_QUEUE_STATUS \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUEUE_STATUS, \
 		 struct drm_trn_queue_status)
@@ -438,7 +439,8 @@ struct drm_trn_job {
  *
  * Every job of the array is checked before any is queued: either all are
  * queued, in array order, with consecutive numbers written back to their
- * @seqno fields, or the call fails and queues nothing.
+ * @seqno fields, or the call fails and queues nothing (and writes no
+ * @seqno). The structure itself is only read.
  */
 struct drm_trn_submit {
 	/** @queue_id: the queue. */
