@@ -328,11 +328,14 @@ TRN_PUBLIC int trn_cmd_call(trn_cmdbuf_t *cb, uint64_t va, uint64_t size)
 	return append(cb, &c, sizeof(c));
 }
 
+#define MATMUL_FLAGS	(TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE | \
+			 TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B)
+
 TRN_PUBLIC int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm)
 {
 	struct trn_cmd_matmul c;
 
-	if (!mm || mm->flags & ~(TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE) ||
+	if (!mm || mm->flags & ~MATMUL_FLAGS ||
 	    bad_dim(mm->m) || bad_dim(mm->n) || bad_dim(mm->k) ||
 	    (uint64_t)mm->k * mm->n * 4 > TRN_ISA_MAX_MATMUL_B_BYTES)
 		return -EINVAL;

@@ -44,6 +44,14 @@
 /* Most elements, and multiply-adds, per kernel_fpu_begin() section. */
 #define TRN_SIM_FPU_ELEMS	4096U
 #define TRN_SIM_FPU_MACS	65536U
+/* Most f32 values of a MATMUL's panel of transposed A. */
+#define TRN_SIM_APANEL_ELEMS	SZ_256K
+/*
+ * Columns of a transposed B staged per pass: at most 16, at most 512 KiB
+ * of them in the bounce buffer.
+ */
+#define TRN_SIM_BT_COLS		16U
+#define TRN_SIM_BT_ELEMS	SZ_128K
 
 /* What executing (part of) a command came to. */
 enum {
@@ -74,7 +82,8 @@ static const struct trn_sim_opdesc trn_sim_opdescs[] = {
 	[TRN_OP_SEM_WAIT] = { sizeof(struct trn_cmd_sem) / 8, 0 },
 	[TRN_OP_CALL] = { sizeof(struct trn_cmd_call) / 8, 0 },
 	[TRN_OP_MATMUL] = { sizeof(struct trn_cmd_matmul) / 8,
-			    TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE },
+			    TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE |
+			    TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B },
 	[TRN_OP_UNARY] = { sizeof(struct trn_cmd_unary) / 8,
 			   TRN_ELEM_DST_BF16 },
 	[TRN_OP_BINARY] = { sizeof(struct trn_cmd_binary) / 8,
@@ -341,25 +350,81 @@ static int trn_sim_op_call(struct trn_sim_exec *x, struct trn_sim_frame *f,
 	return TRN_SIM_OP_DONE;
 }
 
-/* Read B into x->stage, k rows of n f32 values. */
+/*
+ * Read B into x->stage, k rows of n f32 values, whichever way it is stored,
+ * and make room for a panel of @apanel more values after it.
+ */
 static int trn_sim_stage_b(struct trn_sim_exec *x, u64 b, u64 ldb, u32 k,
-			   u32 n, bool bf16)
+			   u32 n, u32 flags, size_t apanel)
 {
-	u32 kk;
+	bool bf16 = flags & TRN_MATMUL_BF16;
+	u32 es = bf16 ? 2 : 4, kk, j0, jn, jj, cols;
+	u32 *buf, *row;
 	int ret;
 
-	x->stage = kvmalloc_array((size_t)k * n, sizeof(u32), GFP_KERNEL);
+	x->stage = kvmalloc_array((size_t)k * n + apanel, sizeof(u32),
+				  GFP_KERNEL);
 	if (!x->stage)
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	for (kk = 0; kk < k; kk++) {
-		u32 *row = x->stage + (size_t)kk * n;
+	if (!(flags & TRN_MATMUL_TRANSPOSE_B)) {
+		for (kk = 0; kk < k; kk++) {
+			row = x->stage + (size_t)kk * n;
+			ret = x->ops->read(x, b + kk * ldb, row, (size_t)n * es);
+			if (ret)
+				return trn_sim_mem_fail(x, ret);
+			trn_sim_widen(row, n, bf16);
+			cond_resched();
+		}
+		return TRN_SIM_OP_DONE;
+	}
 
-		ret = x->ops->read(x, b + kk * ldb, row,
-				   (size_t)n * (bf16 ? 2 : 4));
+	/*
+	 * Stored as n rows of k: read a few of them (columns of B) into the
+	 * bounce buffer, then write them across the staged rows, a short
+	 * contiguous run per row, so that the multiply reads B row-wise.
+	 */
+	cols = clamp(TRN_SIM_BT_ELEMS / k, 1U, TRN_SIM_BT_COLS);
+	buf = trn_sim_scratch_get(x, (size_t)cols * k * 4);
+	if (!buf)
+		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
+	for (j0 = 0; j0 < n; j0 += jn) {
+		jn = min(n - j0, cols);
+		for (jj = 0; jj < jn; jj++) {
+			row = buf + (size_t)jj * k;
+			ret = x->ops->read(x, b + (u64)(j0 + jj) * ldb, row,
+					   (size_t)k * es);
+			if (ret)
+				return trn_sim_mem_fail(x, ret);
+			trn_sim_widen(row, k, bf16);
+		}
+		for (kk = 0; kk < k; kk++) {
+			row = x->stage + (size_t)kk * n + j0;
+			for (jj = 0; jj < jn; jj++)
+				row[jj] = buf[(size_t)jj * k + kk];
+		}
+		cond_resched();
+	}
+	return TRN_SIM_OP_DONE;
+}
+
+/*
+ * Transposed A: read rows @i0 to @i0 + @rows - 1 of A (columns of what is
+ * stored, k rows of m) into @panel, k rows of @pitch f32 values.
+ */
+static int trn_sim_stage_at(struct trn_sim_exec *x, u32 *panel, u32 pitch,
+			    u64 a, u64 lda, u32 i0, u32 rows, u32 k, bool bf16)
+{
+	u32 es = bf16 ? 2 : 4, kk;
+	u32 *row;
+	int ret;
+
+	for (kk = 0; kk < k; kk++) {
+		row = panel + (size_t)kk * pitch;
+		ret = x->ops->read(x, a + kk * lda + (u64)i0 * es, row,
+				   (size_t)rows * es);
 		if (ret)
 			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(row, n, bf16);
-		cond_resched();
+		trn_sim_widen(row, rows, bf16);
 	}
 	return TRN_SIM_OP_DONE;
 }
@@ -372,8 +437,9 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 	u64 lda = cmd_u64(c->lda), ldb = cmd_u64(c->ldb);
 	u64 ldc = cmd_u64(c->ldc);
 	bool bf16 = flags & TRN_MATMUL_BF16;
-	u32 es = bf16 ? 2 : 4, k0, k1, step;
-	u32 *arow, *crow;
+	bool ta = flags & TRN_MATMUL_TRANSPOSE_A;
+	u32 es = bf16 ? 2 : 4, k0, k1, step, prows = 0, i, p0, pn, kk;
+	u32 *arow, *crow, *panel = NULL;
 	int ret;
 
 	if (!trn_sim_dims_ok(m, n) || !trn_sim_dims_ok(k, 1) ||
@@ -384,12 +450,23 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 	if (!kernel_fpu_available())
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
 
+	/*
+	 * A transposed is staged a panel of prows rows at a time (rows p0 to
+	 * p0 + pn - 1, p0 a multiple of prows), behind B in x->stage, so
+	 * that it survives between slices; each row of A is then gathered
+	 * from the panel into the bounce buffer.
+	 */
+	if (ta)
+		prows = clamp(TRN_SIM_APANEL_ELEMS / k, 1U, m);
 	if (!x->stage) {
-		ret = trn_sim_stage_b(x, b, ldb, k, n, bf16);
+		ret = trn_sim_stage_b(x, b, ldb, k, n, flags,
+				      (size_t)k * prows);
 		if (ret != TRN_SIM_OP_DONE)
 			return ret;
 		*budget -= (long)k * n * es;
 	}
+	if (ta)
+		panel = x->stage + (size_t)k * n;
 	arow = trn_sim_scratch_get(x, ((size_t)k + n) * 4);
 	if (!arow)
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
@@ -397,12 +474,29 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 	step = max(TRN_SIM_FPU_MACS / n, 1U);
 
 	while (x->cursor < m) {
-		ret = x->ops->read(x, a + x->cursor * lda, arow, (size_t)k * es);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(arow, k, bf16);
+		i = x->cursor;
+		if (ta) {
+			p0 = i - i % prows;
+			pn = min(prows, m - p0);
+			/* The panel is read when its first row comes up. */
+			if (i == p0) {
+				ret = trn_sim_stage_at(x, panel, prows, a, lda,
+						       p0, pn, k, bf16);
+				if (ret != TRN_SIM_OP_DONE)
+					return ret;
+				*budget -= (long)k * pn * es;
+			}
+			for (kk = 0; kk < k; kk++)
+				arow[kk] = panel[(size_t)kk * prows + i - p0];
+		} else {
+			ret = x->ops->read(x, a + i * lda, arow,
+					   (size_t)k * es);
+			if (ret)
+				return trn_sim_mem_fail(x, ret);
+			trn_sim_widen(arow, k, bf16);
+		}
 		if (flags & TRN_MATMUL_ACCUMULATE) {
-			ret = x->ops->read(x, cc + x->cursor * ldc, crow,
+			ret = x->ops->read(x, cc + i * ldc, crow,
 					   (size_t)n * 4);
 			if (ret)
 				return trn_sim_mem_fail(x, ret);
@@ -417,7 +511,7 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 			kernel_fpu_end();
 		}
 		trn_sim_narrow(crow, n, false);
-		ret = x->ops->write(x, cc + x->cursor * ldc, crow, (size_t)n * 4);
+		ret = x->ops->write(x, cc + i * ldc, crow, (size_t)n * 4);
 		if (ret)
 			return trn_sim_mem_fail(x, ret);
 		x->cursor++;

@@ -90,7 +90,9 @@ union trn_sim_cmd {
  * @cmd: the current command
  * @cursor: progress within @cmd (row, or bytes)
  * @cursor_off: progress within a row of @cmd (COPY)
- * @stage: MATMUL's B operand widened to f32, while a MATMUL runs
+ * @stage: while a MATMUL runs, its B operand widened to f32 (k rows of n,
+ *         however B is stored), then with %TRN_MATMUL_TRANSPOSE_A a panel
+ *         of A's rows
  * @retired: commands completed so far
  * @status: &enum drm_trn_job_status, once @depth is 0
  * @error_offset: offset of the failing command in its buffer

@@ -241,8 +241,16 @@ static const struct decode_case decode_cases[] = {
 	  { HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 1 | HI(1),
 	    D, D, D, 4, 4, 2 }, 8, DRM_TRN_STATUS_BAD_ALIGN },
 	{ "matmul_flag",
-	  { HDR(TRN_OP_MATMUL, 4, 8) | HI(1), 1 | HI(1), D, D, D, 4, 4, 4 },
+	  { HDR(TRN_OP_MATMUL, 0x10, 8) | HI(1), 1 | HI(1), D, D, D, 4, 4, 4 },
 	  8, DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_transposed_b_too_big",
+	  { HDR(TRN_OP_MATMUL, TRN_MATMUL_BF16 | TRN_MATMUL_TRANSPOSE_B, 8) |
+	    HI(1), 4097 | HI(4096), D, D, D, 2, 2, 4 }, 8,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "matmul_transposed_lda_misaligned",
+	  { HDR(TRN_OP_MATMUL, TRN_MATMUL_BF16 | TRN_MATMUL_TRANSPOSE_A, 8) |
+	    HI(1), 1 | HI(1), D, D, D, 3, 2, 4 }, 8,
+	  DRM_TRN_STATUS_BAD_ALIGN },
 	{ "unary_bad_op",
 	  { HDR(TRN_OP_UNARY, 0, 6) | HI(10), 1 | HI(1), D, D, 4, 4 }, 6,
 	  DRM_TRN_STATUS_BAD_ARG },
@@ -517,6 +525,156 @@ static void matmul_order_and_bf16(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, get32(env, c + 8), F_TWO);
 }
 
+/* f32 bits of an integer of magnitude below 2^24. */
+static u32 int_f32(int v)
+{
+	u32 sign = v < 0 ? F_NZERO : 0, u = v < 0 ? -v : v, e;
+
+	if (!u)
+		return 0;
+	e = fls(u) - 1;
+	return sign | (e + 127) << 23 | ((u << (23 - e)) & 0x7fffff);
+}
+
+/* Store f32 bits @v at @va, as f32 or as bf16 (exact for small integers). */
+static void put_elem(struct isa_env *env, u64 va, u32 v, bool bf16)
+{
+	u16 h = v >> 16;
+
+	if (bf16)
+		memcpy(at(env, va), &h, sizeof(h));
+	else
+		memcpy(at(env, va), &v, sizeof(v));
+}
+
+#define MT_M	5
+#define MT_N	21	/* more than one batch of staged B^T columns */
+#define MT_K	7
+
+static int mt_a(u32 i, u32 p)
+{
+	return (int)((i + 2 * p) % 5) - 2;
+}
+
+static int mt_b(u32 p, u32 j)
+{
+	return (int)((3 * p + j) % 7) - 3;
+}
+
+/*
+ * Every combination of TRANSPOSE_A, TRANSPOSE_B, BF16 and ACCUMULATE on
+ * small integers (exact in any order), operands stored with padded
+ * pitches in the layout the flags name.
+ */
+static void matmul_transpose(struct kunit *test)
+{
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, c = BASE + 0x4000;
+	u32 v, i, j, p, flags, es, lda, ldb, ldc = MT_N * 4 + 12;
+	int want;
+
+	for (v = 0; v < 16; v++) {
+		struct isa_env *env = isa_env_new(test);
+		bool ta = v & 1, tb = v & 2, bf16 = v & 4, acc = v & 8;
+		u64 va = BASE;
+		u64 cmd[8];
+
+		flags = (ta ? TRN_MATMUL_TRANSPOSE_A : 0) |
+			(tb ? TRN_MATMUL_TRANSPOSE_B : 0) |
+			(bf16 ? TRN_MATMUL_BF16 : 0) |
+			(acc ? TRN_MATMUL_ACCUMULATE : 0);
+		es = bf16 ? 2 : 4;
+		lda = ((ta ? MT_M : MT_K) + 3) * es;
+		ldb = ((tb ? MT_K : MT_N) + 1) * es;
+		for (i = 0; i < MT_M; i++)
+			for (p = 0; p < MT_K; p++)
+				put_elem(env, ta ? a + p * lda + i * es :
+						   a + i * lda + p * es,
+					 int_f32(mt_a(i, p)), bf16);
+		for (p = 0; p < MT_K; p++)
+			for (j = 0; j < MT_N; j++)
+				put_elem(env, tb ? b + j * ldb + p * es :
+						   b + p * ldb + j * es,
+					 int_f32(mt_b(p, j)), bf16);
+		for (i = 0; i < MT_M; i++)
+			for (j = 0; j < MT_N; j++)
+				put_elem(env, c + i * ldc + j * 4,
+					 int_f32(i + j), false);
+		cmd[0] = HDR(TRN_OP_MATMUL, flags, 8) | HI(MT_M);
+		cmd[1] = MT_N | HI(MT_K);
+		cmd[2] = a;
+		cmd[3] = b;
+		cmd[4] = c;
+		cmd[5] = lda;
+		cmd[6] = ldb;
+		cmd[7] = ldc;
+		emit(env, &va, cmd, ARRAY_SIZE(cmd));
+		KUNIT_ASSERT_EQ_MSG(test, run_job(test, env, BASE, va - BASE),
+				    DRM_TRN_STATUS_OK, "flags %#x", flags);
+		for (i = 0; i < MT_M; i++)
+			for (j = 0; j < MT_N; j++) {
+				want = acc ? i + j : 0;
+				for (p = 0; p < MT_K; p++)
+					want += mt_a(i, p) * mt_b(p, j);
+				KUNIT_EXPECT_EQ_MSG(test,
+						    get32(env, c + i * ldc + j * 4),
+						    int_f32(want),
+						    "flags %#x C[%u][%u]", flags,
+						    i, j);
+			}
+	}
+}
+
+/*
+ * A transposed with k = TRN_ISA_MAX_DIM is staged 4 rows at a time: the
+ * second panel holds rows 4 and 5. With a budget of one row per slice,
+ * row 5 runs in a later slice than its panel was read in. lda 0 makes
+ * A[i][p] = s[i] for every p, and ldb 0 B[p][j] = t[j], so that
+ * C[i][j] = k * s[i] * t[j] exactly.
+ */
+static void matmul_transpose_a_slices(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 a = BASE + 0x1000, b = BASE + 0x2000, c = BASE + 0x3000;
+	const u32 s[] = { F_ONE, F_TWO, F_NTWO, F_HALF, F_FOUR, F_QUARTER };
+	const u32 t[] = { F_ONE, F_NTWO };
+	/* 65536 * s[i] * t[j] */
+	const u32 want[][2] = {
+		{ 0x47800000, 0xc8000000 }, { 0x48000000, 0xc8800000 },
+		{ 0xc8000000, 0x48800000 }, { 0x47000000, 0xc7800000 },
+		{ 0x48800000, 0xc9000000 }, { 0x46800000, 0xc7000000 },
+	};
+	u64 va = BASE;
+	const u64 cmds[] = {
+		HDR(TRN_OP_MATMUL, TRN_MATMUL_TRANSPOSE_A, 8) | HI(6),
+		2 | HI(TRN_ISA_MAX_DIM), a, b, c, 0, 0, 8,
+		HDR(TRN_OP_WRITE, 0, 3), c + 0x100, 9,
+	};
+	enum trn_sim_run run;
+	int slices = 0;
+	long budget;
+	u32 i;
+
+	put32s(env, a, s, ARRAY_SIZE(s));
+	put32s(env, b, t, ARRAY_SIZE(t));
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	trn_sim_exec_start(&env->x, BASE, va - BASE);
+	do {
+		budget = 100;
+		run = trn_sim_exec_run(&env->x, &budget);
+		slices++;
+	} while (run == TRN_SIM_RUN_YIELD && slices < 100);
+	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	KUNIT_EXPECT_GE(test, slices, 6);
+	KUNIT_ASSERT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	for (i = 0; i < ARRAY_SIZE(want); i++) {
+		KUNIT_EXPECT_EQ_MSG(test, get32(env, c + i * 8), want[i][0],
+				    "C[%u][0]", i);
+		KUNIT_EXPECT_EQ_MSG(test, get32(env, c + i * 8 + 4),
+				    want[i][1], "C[%u][1]", i);
+	}
+	KUNIT_EXPECT_EQ(test, get32(env, c + 0x100), 9);
+}
+
 struct unary_case {
 	u32 op;
 	u32 in;
@@ -764,6 +922,8 @@ static struct kunit_case trn_sim_isa_cases[] = {
 	KUNIT_CASE(error_in_called_buffer),
 	KUNIT_CASE(matmul_f32),
 	KUNIT_CASE(matmul_order_and_bf16),
+	KUNIT_CASE(matmul_transpose),
+	KUNIT_CASE(matmul_transpose_a_slices),
 	KUNIT_CASE(unary_ops),
 	KUNIT_CASE(binary_ops),
 	KUNIT_CASE(binary_broadcast),

@@ -353,6 +353,8 @@ struct trn_matmul {
 };
 #define TRN_MATMUL_BF16		(1U << 0)	/* A and B are bf16 */
 #define TRN_MATMUL_ACCUMULATE	(1U << 1)	/* C += A * B */
+#define TRN_MATMUL_TRANSPOSE_A	(1U << 2)	/* A stored as [k][m] */
+#define TRN_MATMUL_TRANSPOSE_B	(1U << 3)	/* B stored as [n][k] */
 int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm);
 
 /* Element-wise and reduction operations (same as enum trn_*_op). */

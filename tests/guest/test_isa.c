@@ -613,26 +613,32 @@ TEST_F(isa, call)
 struct mm_case {
 	uint32_t m, n, k;
 	bool bf16, acc;
+	bool ta, tb;		/* TRN_MATMUL_TRANSPOSE_A, _B */
 };
 
 /*
  * One MATMUL against a double reference. Operands are written as the
- * device reads them (bf16 rounded from f32 with RNE), the reference uses
- * exactly those values.
+ * device reads them (bf16 rounded from f32 with RNE), in the layout the
+ * transpose flags name (A as k rows of m, B as n rows of k), the reference
+ * uses exactly those values.
  */
 static void matmul_case(struct __test_metadata *_metadata,
 			FIXTURE_DATA(isa) *self, const struct mm_case *mc)
 {
 	uint32_t es = mc->bf16 ? 2 : 4, i, j, l;
-	uint64_t lda = (uint64_t)mc->k * es + es * rnd_range(&self->seed, 0, 5);
-	uint64_t ldb = (uint64_t)mc->n * es + es * rnd_range(&self->seed, 0, 5);
+	uint32_t arows = mc->ta ? mc->k : mc->m, acols = mc->ta ? mc->m : mc->k;
+	uint32_t brows = mc->tb ? mc->n : mc->k, bcols = mc->tb ? mc->k : mc->n;
+	uint64_t lda = (uint64_t)acols * es + es * rnd_range(&self->seed, 0, 5);
+	uint64_t ldb = (uint64_t)bcols * es + es * rnd_range(&self->seed, 0, 5);
 	uint64_t ldc = (uint64_t)mc->n * 4 + 4 * rnd_range(&self->seed, 0, 5);
-	uint64_t a = alloc(self, lda * mc->m), b = alloc(self, ldb * mc->k);
+	uint64_t a = alloc(self, lda * arows), b = alloc(self, ldb * brows);
 	uint64_t c = alloc(self, ldc * mc->m);
 	struct trn_matmul mm = {
 		.m = mc->m, .n = mc->n, .k = mc->k,
 		.flags = (mc->bf16 ? TRN_MATMUL_BF16 : 0) |
-			 (mc->acc ? TRN_MATMUL_ACCUMULATE : 0),
+			 (mc->acc ? TRN_MATMUL_ACCUMULATE : 0) |
+			 (mc->ta ? TRN_MATMUL_TRANSPOSE_A : 0) |
+			 (mc->tb ? TRN_MATMUL_TRANSPOSE_B : 0),
 		.a = dva(self, a), .lda = lda,
 		.b = dva(self, b), .ldb = ldb,
 		.c = dva(self, c), .ldc = ldc,
@@ -646,7 +652,9 @@ static void matmul_case(struct __test_metadata *_metadata,
 	for (i = 0; i < mc->m; i++)
 		for (l = 0; l < mc->k; l++) {
 			float v = rnd_float(&self->seed, -2, 2);
-			unsigned char *p = ptr(self, a + i * lda + l * es);
+			unsigned char *p = ptr(self, mc->ta ?
+					       a + l * lda + i * es :
+					       a + i * lda + l * es);
 
 			if (mc->bf16) {
 				uint16_t h = bf16_rne(v);
@@ -661,7 +669,9 @@ static void matmul_case(struct __test_metadata *_metadata,
 	for (l = 0; l < mc->k; l++)
 		for (j = 0; j < mc->n; j++) {
 			float v = rnd_float(&self->seed, -2, 2);
-			unsigned char *p = ptr(self, b + l * ldb + j * es);
+			unsigned char *p = ptr(self, mc->tb ?
+					       b + j * ldb + l * es :
+					       b + l * ldb + j * es);
 
 			if (mc->bf16) {
 				uint16_t h = bf16_rne(v);
@@ -697,10 +707,12 @@ static void matmul_case(struct __test_metadata *_metadata,
 			}
 			memcpy(&got, ptr(self, c + i * ldc + j * 4), 4);
 			if (!close_sum(got, want, mag) && bad++ < 3)
-				TH_LOG("m %u n %u k %u%s%s: C[%u][%u] = %.9g, want %.9g",
+				TH_LOG("m %u n %u k %u%s%s%s%s: C[%u][%u] = %.9g, want %.9g",
 				       mc->m, mc->n, mc->k,
 				       mc->bf16 ? " bf16" : "",
-				       mc->acc ? " acc" : "", i, j, got, want);
+				       mc->acc ? " acc" : "",
+				       mc->ta ? " A^T" : "", mc->tb ? " B^T" : "",
+				       i, j, got, want);
 		}
 	EXPECT_EQ(0, bad);
 	free(av);
@@ -712,7 +724,8 @@ TEST_F(isa, matmul)
 {
 	unsigned int i, v;
 
-	for (v = 0; v < 4; v++) {
+	/* Every combination of BF16, ACCUMULATE, TRANSPOSE_A, TRANSPOSE_B. */
+	for (v = 0; v < 16; v++) {
 		for (i = 0; i < CASES; i++) {
 			struct mm_case mc = {
 				.m = rnd_range(&self->seed, 1, 24),
@@ -720,6 +733,8 @@ TEST_F(isa, matmul)
 				.k = rnd_range(&self->seed, 1, 48),
 				.bf16 = v & 1,
 				.acc = v & 2,
+				.ta = v & 4,
+				.tb = v & 8,
 			};
 
 			matmul_case(_metadata, self, &mc);
@@ -729,8 +744,14 @@ TEST_F(isa, matmul)
 	/* Degenerate shapes: vectors. */
 	{
 		const struct mm_case edge[] = {
-			{ 1, 1, 1, false, false }, { 1, 1, 64, false, true },
-			{ 64, 1, 1, true, false }, { 1, 64, 3, true, true },
+			{ 1, 1, 1, false, false, false, false },
+			{ 1, 1, 64, false, true, false, false },
+			{ 64, 1, 1, true, false, false, false },
+			{ 1, 64, 3, true, true, false, false },
+			{ 1, 1, 64, false, false, true, true },
+			{ 64, 1, 3, true, true, true, false },
+			{ 3, 64, 1, false, true, false, true },
+			{ 64, 33, 40, true, false, true, true },
 		};
 
 		for (i = 0; i < ARRAY_SIZE(edge); i++)
@@ -1201,10 +1222,10 @@ static bool bad_stream(FIXTURE_DATA(isa) *self, unsigned int i,
 		bc->status = TRN_STATUS_BAD_ARG;
 		break;
 	case 11:
-		cm.header = TRN_CMD_HEADER(TRN_OP_MATMUL, 0x04,
+		cm.header = TRN_CMD_HEADER(TRN_OP_MATMUL, 0x10,
 					   CMD_WORDS(struct trn_cmd_matmul));
 		cmds_raw(c, &cm, sizeof(cm));
-		bc->name = "MATMUL flag 0x04";
+		bc->name = "MATMUL flag 0x10";
 		bc->status = TRN_STATUS_BAD_ARG;
 		break;
 	case 12:

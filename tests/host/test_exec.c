@@ -1821,6 +1821,49 @@ static void test_cmd_encoding(void)
 	put64(&e, 0x200);
 	put64(&e, 0x40000);
 	put64(&e, 0x40000);
+	/* The transpose flags are header bits 10 and 11. */
+	mm.flags = TRN_MATMUL_TRANSPOSE_A;
+	mm.m = 5;
+	mm.n = 6;
+	mm.k = 7;
+	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
+	put32(&e, 0x00080410);
+	put32(&e, 5);
+	put32(&e, 6);
+	put32(&e, 7);
+	put64(&e, 0xa000);
+	put64(&e, 0xb000);
+	put64(&e, 0xc000);
+	put64(&e, 0x200);
+	put64(&e, 0x40000);
+	put64(&e, 0x40000);
+	mm.flags = TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_BF16;
+	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
+	put32(&e, 0x00080910);
+	put32(&e, 5);
+	put32(&e, 6);
+	put32(&e, 7);
+	put64(&e, 0xa000);
+	put64(&e, 0xb000);
+	put64(&e, 0xc000);
+	put64(&e, 0x200);
+	put64(&e, 0x40000);
+	put64(&e, 0x40000);
+	mm.flags = TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE |
+		   TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B;
+	mm.lda = 0;
+	mm.ldb = 2;
+	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
+	put32(&e, 0x00080f10);
+	put32(&e, 5);
+	put32(&e, 6);
+	put32(&e, 7);
+	put64(&e, 0xa000);
+	put64(&e, 0xb000);
+	put64(&e, 0xc000);
+	put64(&e, 0);
+	put64(&e, 2);
+	put64(&e, 0x40000);
 	check_bytes(cb, &e, __LINE__);
 
 	/* Reset starts over at the beginning. */
@@ -1915,7 +1958,9 @@ static void test_cmd_refused(void)
 	CHECK_REFUSED(trn_cmd_reduce(cb, 0, 1, TRN_ISA_MAX_DIM + 1, 0, 0, 0),
 		      -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_matmul(cb, NULL), -EINVAL, cb, snap);
-	mm.flags = 1U << 2;
+	mm.flags = 1U << 4;
+	CHECK_REFUSED(trn_cmd_matmul(cb, &mm), -EINVAL, cb, snap);
+	mm.flags = TRN_MATMUL_TRANSPOSE_B | 1U << 7;
 	CHECK_REFUSED(trn_cmd_matmul(cb, &mm), -EINVAL, cb, snap);
 	mm.flags = 0;
 	mm.m = 0;
@@ -1926,6 +1971,10 @@ static void test_cmd_refused(void)
 	mm.k = 4096;			/* B of 4096 * 4097 * 4 bytes */
 	mm.n = 4097;
 	CHECK_REFUSED(trn_cmd_matmul(cb, &mm), -EINVAL, cb, snap);
+	/* However B is stored, and whatever its element type. */
+	mm.flags = TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_BF16;
+	CHECK_REFUSED(trn_cmd_matmul(cb, &mm), -EINVAL, cb, snap);
+	mm.flags = 0;
 	mm.n = 0;
 	CHECK_REFUSED(trn_cmd_matmul(cb, &mm), -EINVAL, cb, snap);
 

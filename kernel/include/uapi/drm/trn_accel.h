@@ -574,6 +574,10 @@ enum trn_opcode {
 /* Flags of MATMUL. */
 #define TRN_MATMUL_BF16			(1U << 0)
 #define TRN_MATMUL_ACCUMULATE		(1U << 1)
+/* A is stored transposed: k rows of m elements, row pitch @lda. */
+#define TRN_MATMUL_TRANSPOSE_A		(1U << 2)
+/* B is stored transposed: n rows of k elements, row pitch @ldb. */
+#define TRN_MATMUL_TRANSPOSE_B		(1U << 3)
 /* Flags of UNARY and BINARY. */
 #define TRN_ELEM_DST_BF16		(1U << 0)
 /* Flags of BINARY: B holds one value per row, repeated along the row. */
