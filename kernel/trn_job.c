@@ -324,6 +324,39 @@ static int trn_submit_reserve(struct drm_gem_object **objs, u32 n,
 	return 0;
 }
 
+/* Collect the signalled links of a queue's timeline this often. */
+#define TRN_QUEUE_GC_INTERVAL	64
+
+/*
+ * Add point @job->seqno to the queue's timeline syncobj.
+ * drm_syncobj_add_point() walks every unsignalled point on each call, which
+ * made a deep pipeline quadratic (a fifth of the CPU time of 10,000 queued
+ * jobs). The queue's timeline only gets increasing points, from here under
+ * the submit lock, so the link goes on directly and the walk that frees
+ * signalled links runs every TRN_QUEUE_GC_INTERVAL jobs.
+ */
+static void trn_queue_add_point(struct trn_queue *queue, struct trn_job *job,
+				struct dma_fence *fence)
+{
+	struct dma_fence_chain *chain = job->queue_chain;
+	struct dma_fence *head, *iter;
+
+	lockdep_assert_held(&queue->submit_lock);
+	job->queue_chain = NULL;
+	/* The chain takes over both references. */
+	dma_fence_chain_init(chain, drm_syncobj_fence_get(queue->syncobj),
+			     dma_fence_get(fence), job->seqno);
+	drm_syncobj_replace_fence(queue->syncobj, &chain->base);
+	dma_fence_put(&chain->base);
+
+	if (job->seqno % TRN_QUEUE_GC_INTERVAL)
+		return;
+	head = drm_syncobj_fence_get(queue->syncobj);
+	dma_fence_chain_for_each(iter, head)
+		;
+	dma_fence_put(head);
+}
+
 /* Make @job visible: number, fences, syncobjs, then the scheduler. */
 static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
 {
@@ -350,9 +383,7 @@ static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
 			drm_syncobj_replace_fence(out->syncobj, fence);
 		}
 	}
-	drm_syncobj_add_point(queue->syncobj, job->queue_chain, fence,
-			      job->seqno);
-	job->queue_chain = NULL;
+	trn_queue_add_point(queue, job, fence);
 
 	queue->submitted = job->seqno;
 	job->pushed = true;

@@ -164,7 +164,7 @@ TRN_PUBLIC int trn_fence_status(const struct trn_fence *f)
 static bool spin(bool (*done)(const void *), const void *arg,
 		 int64_t abs_timeout_ns)
 {
-	int64_t end = trn_now_ns() + TRN_SPIN_NS;
+	int64_t start = trn_now_ns(), end = start + TRN_SPIN_NS, now;
 	int i;
 
 	if (end > abs_timeout_ns)
@@ -172,8 +172,13 @@ static bool spin(bool (*done)(const void *), const void *arg,
 	for (;;) {
 		if (done(arg))
 			return true;
-		if (trn_now_ns() >= end)
+		now = trn_now_ns();
+		if (now >= end)
 			return false;
+		if (now - start >= TRN_FENCE_SPIN_PAUSE_NS) {
+			sched_yield();
+			continue;
+		}
 		for (i = 0; i < 8; i++)
 			cpu_relax();
 	}

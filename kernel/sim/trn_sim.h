@@ -134,6 +134,8 @@ int trn_sim_mmu_map(struct trn_device *tdev, u32 n,
 void trn_sim_mmu_unmap(struct trn_device *tdev, u32 n, u64 va, u64 size);
 struct page *trn_sim_mmu_translate(struct trn_sim_dev *sdev, u32 n, u64 va,
 				   bool write);
+int trn_sim_mmu_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
+		     u64 len, u64 *fault_va);
 int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 		     u64 len);
 u64 *trn_sim_ctx_sems(struct trn_sim_dev *sdev, u32 n, u32 core);

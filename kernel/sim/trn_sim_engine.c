@@ -167,6 +167,15 @@ static int trn_sim_ring_write(struct trn_sim_exec *x, u64 va,
 			      len, true, &x->fault_va);
 }
 
+static int trn_sim_ring_copy(struct trn_sim_exec *x, u64 dst, u64 src,
+			     size_t len)
+{
+	struct trn_sim_ring *ring = to_trn_sim_ring(x);
+
+	return trn_sim_mmu_copy(ring->core->sdev, ring->ctx, dst, src, len,
+				&x->fault_va);
+}
+
 static u64 trn_sim_ring_clock(struct trn_sim_exec *x)
 {
 	return trn_sim_clock(to_trn_sim_ring(x)->core->sdev);
@@ -176,6 +185,7 @@ static const struct trn_sim_exec_ops trn_sim_ring_exec_ops = {
 	.read = trn_sim_ring_read,
 	.write = trn_sim_ring_write,
 	.clock = trn_sim_ring_clock,
+	.copy = trn_sim_ring_copy,
 };
 
 /*

@@ -269,18 +269,24 @@ static int trn_sim_op_copy(struct trn_sim_exec *x, long *budget)
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
 	if (!width || !height)
 		return TRN_SIM_OP_DONE;
-	buf = trn_sim_scratch_get(x, TRN_SIM_CHUNK);
-	if (!buf)
+	/* A device that can copy directly moves every byte once. */
+	buf = x->ops->copy ? NULL : trn_sim_scratch_get(x, TRN_SIM_CHUNK);
+	if (!x->ops->copy && !buf)
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
 
 	/* cursor: row; cursor_off: bytes of that row already copied. */
 	while (x->cursor < height) {
+		u64 s = src + x->cursor * spitch + x->cursor_off;
+		u64 d = dst + x->cursor * dpitch + x->cursor_off;
+
 		len = min_t(u64, width - x->cursor_off, TRN_SIM_CHUNK);
-		ret = x->ops->read(x, src + x->cursor * spitch + x->cursor_off,
-				   buf, len);
-		if (!ret)
-			ret = x->ops->write(x, dst + x->cursor * dpitch +
-					    x->cursor_off, buf, len);
+		if (x->ops->copy) {
+			ret = x->ops->copy(x, d, s, len);
+		} else {
+			ret = x->ops->read(x, s, buf, len);
+			if (!ret)
+				ret = x->ops->write(x, d, buf, len);
+		}
 		if (ret)
 			return trn_sim_mem_fail(x, ret);
 		x->cursor_off += len;

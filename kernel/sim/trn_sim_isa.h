@@ -22,16 +22,19 @@ struct trn_sim_exec;
  * @read: copy @len bytes at device address @va into @buf
  * @write: copy @len bytes from @buf to device address @va
  * @clock: the device clock, in ns
+ * @copy: optional; copy @len bytes from device address @src to @dst
+ *        directly (a DMA engine), without staging them in a bounce buffer
  *
- * @read and @write return 0, -EFAULT after storing the first address that
- * could not be reached in &trn_sim_exec.fault_va (and reporting the fault),
- * or -ENOMEM. They may sleep.
+ * @read, @write and @copy return 0, -EFAULT after storing the first address
+ * that could not be reached in &trn_sim_exec.fault_va (and reporting the
+ * fault), or -ENOMEM. They may sleep.
  */
 struct trn_sim_exec_ops {
 	int (*read)(struct trn_sim_exec *x, u64 va, void *buf, size_t len);
 	int (*write)(struct trn_sim_exec *x, u64 va, const void *buf,
 		     size_t len);
 	u64 (*clock)(struct trn_sim_exec *x);
+	int (*copy)(struct trn_sim_exec *x, u64 dst, u64 src, size_t len);
 };
 
 /**

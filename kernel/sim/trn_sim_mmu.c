@@ -383,18 +383,22 @@ int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
 }
 
 /**
- * trn_sim_dma_copy() - a DMA engine copy in context @n
+ * trn_sim_mmu_copy() - a DMA engine copy in context @n
  * @sdev: the device
  * @n: the context
  * @dst: destination device address
  * @src: source device address
  * @len: bytes
+ * @fault_va: on -EFAULT, the first address that could not be reached
+ *
+ * Page to page, each byte moved once. Overlapping ranges copy in address
+ * order, a page at a time.
  *
  * Return: 0, or the error of the first access that failed; what was copied
  * before it stays copied, as with real hardware.
  */
-int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
-		     u64 len)
+int trn_sim_mmu_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
+		     u64 len, u64 *fault_va)
 {
 	struct trn_sim_ctx *ctx = trn_sim_ctx_access_begin(sdev, n);
 	int ret = 0;
@@ -407,15 +411,27 @@ int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 
 		sp = ctx ? trn_sim_mmu_translate(sdev, n, src, false) :
 			   trn_sim_mmu_no_ctx(sdev, n, src, false);
-		dp = IS_ERR(sp) ? sp : trn_sim_mmu_translate(sdev, n, dst, true);
+		if (IS_ERR(sp)) {
+			*fault_va = src;
+			ret = PTR_ERR(sp);
+			break;
+		}
+		dp = trn_sim_mmu_translate(sdev, n, dst, true);
 		if (IS_ERR(dp)) {
+			*fault_va = dst;
 			ret = PTR_ERR(dp);
 			break;
 		}
 
 		s = kmap_local_page(sp);
 		d = kmap_local_page(dp);
-		memcpy(d + offset_in_page(dst), s + offset_in_page(src), chunk);
+		/* Only within one page can the two ranges overlap. */
+		if (sp == dp)
+			memmove(d + offset_in_page(dst),
+				s + offset_in_page(src), chunk);
+		else
+			memcpy(d + offset_in_page(dst),
+			       s + offset_in_page(src), chunk);
 		kunmap_local(d);
 		kunmap_local(s);
 
@@ -426,6 +442,25 @@ int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 	}
 	trn_sim_ctx_access_end(ctx);
 	return ret;
+}
+
+/**
+ * trn_sim_dma_copy() - a DMA engine copy in context @n, for the debugfs
+ * hook and KUnit
+ * @sdev: the device
+ * @n: the context
+ * @dst: destination device address
+ * @src: source device address
+ * @len: bytes
+ *
+ * Return: as trn_sim_mmu_copy().
+ */
+int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
+		     u64 len)
+{
+	u64 fault_va;
+
+	return trn_sim_mmu_copy(sdev, n, dst, src, len, &fault_va);
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_dma_copy);
 
