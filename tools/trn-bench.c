@@ -1,0 +1,1310 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn-bench - microbenchmarks of the trn stack, each next to a baseline
+ * measured in the same run on the same machine (Documentation/
+ * benchmarks.md): what a figure costs matters less than its ratio to what
+ * the machine can do at best (a bare ioctl, a thread wake-up, memcpy, a
+ * vgem buffer).
+ *
+ * Output: a human table on stdout, then one line per figure,
+ * "name value unit" (lines starting with '#' are comments); with
+ * --machine only the figure lines. Exit status 0 when every benchmark ran,
+ * 1 when one failed (its figures are missing), 2 on bad usage.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <glob.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "trn_accel.h"
+#include "trnhal.h"
+
+#ifdef TRN_BENCH_EAGER
+/*
+ * ---- HOOK: examples/eager ----
+ * tools/meson.build defines TRN_BENCH_EAGER when examples/eager provides
+ * the function below (eager_dep); eager_mlp_ops_per_s then comes from the
+ * eager library itself instead of the libtrnhal-equivalent sequence.
+ */
+#include TRN_BENCH_EAGER_HEADER
+#endif
+
+#define MIB		(1024ull * 1024)
+#define COPY_SIZE	(64 * MIB)
+#define WAIT_NS		(120ll * 1000000000)	/* any single wait */
+
+static bool quick;
+static bool machine;
+static const char *only;	/* --only: comma-separated benchmark names */
+static int failures;
+
+/* ------------------------------------------------------------ figures */
+
+struct figure {
+	char name[64];
+	double value;
+	char unit[16];
+	double target;		/* 0: none */
+	bool target_max;	/* target is an upper bound */
+	char note[96];
+};
+
+static struct figure figs[96];
+static size_t nfigs;
+
+static struct figure *fig(const char *name, double value, const char *unit)
+{
+	struct figure *f;
+
+	if (nfigs == sizeof(figs) / sizeof(figs[0]))
+		abort();
+	f = &figs[nfigs++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	f->value = value;
+	snprintf(f->unit, sizeof(f->unit), "%s", unit);
+	return f;
+}
+
+static void fig_target(struct figure *f, double target, bool is_max)
+{
+	f->target = target;
+	f->target_max = is_max;
+}
+
+static void fig_note(struct figure *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(f->note, sizeof(f->note), fmt, ap);
+	va_end(ap);
+}
+
+static double fig_value(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < nfigs; i++)
+		if (!strcmp(figs[i].name, name))
+			return figs[i].value;
+	return NAN;
+}
+
+static void fail(const char *what, int err)
+{
+	fprintf(stderr, "trn-bench: %s: %s\n", what, trn_strerror(err));
+	failures++;
+}
+
+static void progress(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (machine)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "trn-bench: ");
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* -------------------------------------------------------------- timing */
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Median of @n samples (sorts them). */
+static double median(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Whether benchmark @name runs (--only). */
+static bool want(const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = only;
+
+	if (!p)
+		return true;
+	while ((p = strstr(p, name))) {
+		if ((p == only || p[-1] == ',') && (!p[len] || p[len] == ','))
+			return true;
+		p += len;
+	}
+	return false;
+}
+
+static size_t iters(size_t full, size_t fast)
+{
+	return quick ? fast : full;
+}
+
+/* Voluntary context switches of the calling thread so far. */
+static long nvcsw(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_nvcsw;
+}
+
+/* Sum of the drm-engine-core* times of @fd's context (fdinfo), in ns. */
+static int64_t engine_ns(int fd)
+{
+	char path[64], line[256];
+	long long v, sum = 0;
+	unsigned int core;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "drm-engine-core%u: %lld", &core, &v) == 2)
+			sum += v;
+	fclose(f);
+	return sum;
+}
+
+/* ------------------------------------------------------------ baselines */
+
+/* A bare DRM_IOCTL_VERSION (no strings asked for). */
+static int drm_version(int fd)
+{
+	struct drm_version v;
+
+	memset(&v, 0, sizeof(v));
+	return ioctl(fd, DRM_IOCTL_VERSION, &v) ? -errno : 0;
+}
+
+/*
+ * ioctl_roundtrip_ns: DRM_IOCTL_VERSION on the device's fd, timed in
+ * batches of 32 calls (so that the clock is read rarely); the figure is
+ * the median over the batches of the time per call.
+ */
+static void bench_ioctl(int fd)
+{
+	const size_t batch = 32, n = iters(1000, 100);
+	double *s = calloc(n, sizeof(*s));
+	size_t i, j;
+	int ret;
+
+	progress("ioctl round trip");
+	for (i = 0; i < 200; i++)	/* warm up */
+		drm_version(fd);
+	for (i = 0; i < n; i++) {
+		int64_t t0 = now_ns();
+
+		for (j = 0; j < batch; j++) {
+			ret = drm_version(fd);
+			if (ret) {
+				fail("DRM_IOCTL_VERSION", ret);
+				free(s);
+				return;
+			}
+		}
+		s[i] = (double)(now_ns() - t0) / batch;
+	}
+	fig("ioctl_roundtrip_ns", median(s, n), "ns");
+	free(s);
+}
+
+struct pingpong {
+	int ping, pong;		/* eventfds: main -> peer, peer -> main */
+	size_t rounds;
+};
+
+static void *pingpong_peer(void *arg)
+{
+	struct pingpong *p = arg;
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < p->rounds; i++) {
+		if (read(p->ping, &v, sizeof(v)) != sizeof(v))
+			break;
+		v = 1;
+		if (write(p->pong, &v, sizeof(v)) != sizeof(v))
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * wakeup_pingpong_ns: two threads, two eventfds; the main thread writes
+ * the peer's eventfd and blocks reading its own, the peer (blocked in its
+ * read) wakes and answers. One figure is one ROUND TRIP: two wake-ups of a
+ * blocked thread by another, as in a submit (the submitter wakes the
+ * device side) and its completion (the device side wakes the waiter).
+ * Median of per-round-trip times. Measured in rounds interleaved with
+ * the NOP latency samples (bench_wakeup_latency()), so that both see the
+ * same load of the (shared, emulated) machine.
+ */
+static int pingpong(double *s, size_t n)
+{
+	struct pingpong p;
+	const size_t warm = 20;
+	pthread_t th;
+	uint64_t v = 1;
+	size_t i;
+	int ret = 0;
+
+	p.ping = eventfd(0, EFD_CLOEXEC);
+	p.pong = eventfd(0, EFD_CLOEXEC);
+	p.rounds = warm + n;
+	if (p.ping < 0 || p.pong < 0 ||
+	    pthread_create(&th, NULL, pingpong_peer, &p)) {
+		ret = -errno;
+		if (p.ping >= 0)
+			close(p.ping);
+		if (p.pong >= 0)
+			close(p.pong);
+		return ret ? ret : -EAGAIN;
+	}
+	for (i = 0; i < warm + n; i++) {
+		int64_t t0 = now_ns();
+
+		v = 1;
+		if (write(p.ping, &v, sizeof(v)) != sizeof(v) ||
+		    read(p.pong, &v, sizeof(v)) != sizeof(v)) {
+			/* The peer is stuck in read(): cannot join it. */
+			fail("eventfd ping-pong", -errno);
+			exit(1);
+		}
+		if (i >= warm)
+			s[i - warm] = (double)(now_ns() - t0);
+	}
+	pthread_join(th, NULL);
+	close(p.ping);
+	close(p.pong);
+	return 0;
+}
+
+/* memcpy of 64 MiB between two prefaulted heap buffers; best of runs. */
+static void bench_memcpy(void)
+{
+	const size_t runs = iters(5, 3);
+	unsigned char *a = malloc(COPY_SIZE), *b = malloc(COPY_SIZE);
+	double best = 0;
+	size_t i;
+
+	progress("memcpy 64 MiB");
+	if (!a || !b) {
+		fail("memcpy buffers", -ENOMEM);
+		goto out;
+	}
+	memset(a, 1, COPY_SIZE);
+	memset(b, 2, COPY_SIZE);
+	for (i = 0; i < runs; i++) {
+		int64_t t0 = now_ns();
+		double gbps;
+
+		memcpy(i % 2 ? a : b, i % 2 ? b : a, COPY_SIZE);
+		__asm__ __volatile__("" ::: "memory");
+		gbps = (double)COPY_SIZE / (double)(now_ns() - t0);
+		if (gbps > best)
+			best = gbps;
+	}
+	fig("memcpy_gbps", best, "GB/s");
+out:
+	free(a);
+	free(b);
+}
+
+/* vgem's card node, loading vgem if needed; fd or -errno. */
+static int open_vgem(void)
+{
+	bool loaded = false;
+	size_t i;
+	glob_t g;
+
+	for (;;) {
+		if (!glob("/dev/dri/card*", 0, NULL, &g)) {
+			for (i = 0; i < g.gl_pathc; i++) {
+				char name[16] = "";
+				struct drm_version v;
+				int fd = open(g.gl_pathv[i], O_RDWR | O_CLOEXEC);
+
+				if (fd < 0)
+					continue;
+				memset(&v, 0, sizeof(v));
+				v.name = name;
+				v.name_len = sizeof(name) - 1;
+				if (!ioctl(fd, DRM_IOCTL_VERSION, &v) &&
+				    !strcmp(name, "vgem")) {
+					globfree(&g);
+					return fd;
+				}
+				close(fd);
+			}
+			globfree(&g);
+		}
+		if (loaded)
+			return -ENODEV;
+		if (system("modprobe -q vgem 2>/dev/null") != 0)
+			return -ENODEV;
+		loaded = true;
+	}
+}
+
+/*
+ * vgem_create_destroy_ns: DRM_IOCTL_MODE_CREATE_DUMB of a 4 KiB buffer
+ * (32 x 32 pixels of 32 bits) and DRM_IOCTL_MODE_DESTROY_DUMB, median of
+ * per-pair times.
+ */
+static void bench_vgem(void)
+{
+	const size_t n = iters(4000, 400);
+	double *s = calloc(n, sizeof(*s));
+	size_t i;
+	int fd;
+
+	progress("vgem dumb buffers");
+	fd = open_vgem();
+	if (fd < 0) {
+		fail("vgem (modprobe vgem)", fd);
+		free(s);
+		return;
+	}
+	for (i = 0; i < n + 100; i++) {
+		struct drm_mode_create_dumb c = {
+			.width = 32, .height = 32, .bpp = 32,
+		};
+		struct drm_mode_destroy_dumb d;
+		int64_t t0 = now_ns();
+
+		if (ioctl(fd, DRM_IOCTL_MODE_CREATE_DUMB, &c)) {
+			fail("vgem CREATE_DUMB", -errno);
+			break;
+		}
+		d.handle = c.handle;
+		if (ioctl(fd, DRM_IOCTL_MODE_DESTROY_DUMB, &d)) {
+			fail("vgem DESTROY_DUMB", -errno);
+			break;
+		}
+		if (i >= 100)
+			s[i - 100] = (double)(now_ns() - t0);
+	}
+	close(fd);
+	if (i == n + 100)
+		fig("vgem_create_destroy_ns", median(s, n), "ns");
+	free(s);
+}
+
+/* ----------------------------------------------------- trn: buffers */
+
+/*
+ * bo_create_free_ns: trn_bo_create() of a 4 KiB HBM buffer and
+ * trn_bo_free(), median of per-pair times (bo_create_free_host_ns: the
+ * same with pinned host memory). Profile: the same pair as raw ioctls
+ * (BO_CREATE, GEM_CLOSE), and create and free timed apart.
+ */
+static void bench_bo(trn_device_t *dev)
+{
+	const size_t n = iters(4000, 400);
+	double *s = calloc(n, sizeof(*s)), *c = calloc(n, sizeof(*c));
+	double *r = calloc(n, sizeof(*r));
+	int fd = trn_device_fd(dev), ret = 0;
+	unsigned int pl;
+	size_t i;
+
+	progress("buffer create/free");
+	for (pl = 0; pl < 2; pl++) {
+		uint32_t placement = pl ? TRN_PLACEMENT_HOST : TRN_PLACEMENT_HBM;
+
+		for (i = 0; i < n + 100; i++) {
+			int64_t t0, t1, t2;
+			trn_bo_t *bo;
+
+			t0 = now_ns();
+			ret = trn_bo_create(dev, 4096, placement, 0, 0, &bo);
+			if (ret)
+				break;
+			t1 = now_ns();
+			trn_bo_free(bo);
+			t2 = now_ns();
+			if (i >= 100) {
+				s[i - 100] = (double)(t2 - t0);
+				c[i - 100] = (double)(t1 - t0);
+			}
+		}
+		for (i = 0; !ret && i < n + 100; i++) {
+			struct drm_trn_bo_create bc = {
+				.size = 4096, .placement = placement,
+			};
+			struct drm_gem_close gc = { 0 };
+			int64_t t0 = now_ns();
+
+			if (ioctl(fd, DRM_IOCTL_TRN_BO_CREATE, &bc) ||
+			    ((gc.handle = bc.handle),
+			     ioctl(fd, DRM_IOCTL_GEM_CLOSE, &gc))) {
+				ret = -errno;
+				break;
+			}
+			if (i >= 100)
+				r[i - 100] = (double)(now_ns() - t0);
+		}
+		if (ret) {
+			fail(pl ? "host buffer create/free" :
+				  "HBM buffer create/free", ret);
+			break;
+		}
+		fig(pl ? "bo_create_free_host_ns" : "bo_create_free_ns",
+		    median(s, n), "ns");
+		fig(pl ? "prof_bo_create_host_ns" : "prof_bo_create_hbm_ns",
+		    median(c, n), "ns");
+		fig(pl ? "prof_bo_raw_host_ns" : "prof_bo_raw_hbm_ns",
+		    median(r, n), "ns");
+	}
+	free(s);
+	free(c);
+	free(r);
+}
+
+/* ------------------------------------------------ trn: submission */
+
+/* A NOP-only command buffer and the job that runs it. */
+struct noop {
+	trn_cmdbuf_t *cb;
+	trn_bo_t *bo;
+	struct trn_job job;
+};
+
+static int noop_init(trn_device_t *dev, struct noop *n)
+{
+	int ret;
+
+	memset(n, 0, sizeof(*n));
+	ret = trn_cmdbuf_create(dev, 4096, &n->cb);
+	if (ret)
+		return ret;
+	ret = trn_cmd_nop(n->cb);
+	if (ret) {
+		trn_cmdbuf_destroy(n->cb);
+		return ret;
+	}
+	n->bo = trn_cmdbuf_bo(n->cb);
+	n->job.cmd_va = trn_cmdbuf_va(n->cb);
+	n->job.cmd_size = (uint32_t)trn_cmdbuf_size(n->cb);
+	n->job.bos = &n->bo;
+	n->job.bo_count = 1;
+	return 0;
+}
+
+/*
+ * submit_noop_latency_ns: trn_submit() of one NOP job (listing its command
+ * buffer) and trn_fence_wait() for it, median of per-job times. Profile,
+ * each a median: the submit call alone (prof_noop_submit_ns); submit then
+ * spinning on the status page without ever sleeping
+ * (prof_noop_poll_latency_ns); device time per job from fdinfo
+ * (prof_noop_device_ns); voluntary context switches per job in the
+ * submit+wait loop (prof_noop_sleeps_per_job).
+ *
+ * The samples are taken in ROUNDS rounds, each round a block of ping-pong
+ * round trips, then a block of NOP jobs waited for, then a block of NOP
+ * jobs polled for; the medians are over all rounds.
+ */
+#define ROUNDS	5
+
+struct latency {
+	double *pp, *lat, *sub, *poll;
+	size_t n;		/* samples of each kind so far */
+	int64_t engine;		/* device time of the waited-for jobs */
+	long sleeps;
+};
+
+static int latency_round(trn_device_t *dev, trn_queue_t *q, struct noop *nj,
+			 struct latency *l, size_t n)
+{
+	int fd = trn_device_fd(dev);
+	const size_t warm = 10;
+	struct trn_fence f;
+	int64_t e0 = 0;
+	long cs0 = 0;
+	size_t i;
+	int ret = 0;
+
+	ret = pingpong(l->pp + l->n, n);
+	for (i = 0; i < warm + n && !ret; i++) {
+		int64_t t0, t1;
+
+		if (i == warm) {
+			e0 = engine_ns(fd);
+			cs0 = nvcsw();
+		}
+		t0 = now_ns();
+		ret = trn_submit(q, &nj->job, &f);
+		t1 = now_ns();
+		if (!ret)
+			ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+		if (i >= warm) {
+			l->lat[l->n + i - warm] = (double)(now_ns() - t0);
+			l->sub[l->n + i - warm] = (double)(t1 - t0);
+		}
+	}
+	if (ret)
+		return ret;
+	l->sleeps += nvcsw() - cs0;
+	l->engine += engine_ns(fd) - e0;
+	for (i = 0; i < n && !ret; i++) {
+		int64_t t0 = now_ns();
+
+		ret = trn_submit(q, &nj->job, &f);
+		while (!ret && (ret = trn_fence_status(&f)) == 1)
+			ret = 0;	/* pending: spin, never sleep */
+		l->poll[l->n + i] = (double)(now_ns() - t0);
+	}
+	if (!ret)
+		l->n += n;
+	return ret;
+}
+
+static void bench_wakeup_latency(trn_device_t *dev, trn_queue_t *q,
+				 struct noop *nj)
+{
+	const size_t per = iters(600, 60), total = ROUNDS * per;
+	struct latency l = {
+		.pp = calloc(total, sizeof(double)),
+		.lat = calloc(total, sizeof(double)),
+		.sub = calloc(total, sizeof(double)),
+		.poll = calloc(total, sizeof(double)),
+	};
+	unsigned int r;
+	int ret = 0;
+
+	progress("eventfd ping-pong and NOP latency, %d rounds", ROUNDS);
+	if (!l.pp || !l.lat || !l.sub || !l.poll)
+		ret = -ENOMEM;
+	for (r = 0; r < ROUNDS && !ret; r++)
+		ret = latency_round(dev, q, nj, &l, per);
+	if (ret) {
+		fail("ping-pong / NOP submit and wait", ret);
+	} else {
+		fig("wakeup_pingpong_ns", median(l.pp, l.n), "ns");
+		fig("submit_noop_latency_ns", median(l.lat, l.n), "ns");
+		fig("prof_noop_submit_ns", median(l.sub, l.n), "ns");
+		fig("prof_noop_poll_latency_ns", median(l.poll, l.n), "ns");
+		if (l.engine > 0)
+			fig("prof_noop_device_ns", (double)l.engine / l.n,
+			    "ns");
+		fig("prof_noop_sleeps_per_job", (double)l.sleeps / l.n,
+		    "switches");
+	}
+	free(l.pp);
+	free(l.lat);
+	free(l.sub);
+	free(l.poll);
+}
+
+/*
+ * submit_pipelined_ns_per_job: 10,000 NOP jobs submitted back to back
+ * with trn_submit() on one queue, then one wait for the last: total time
+ * divided by the number of jobs (prof_pipelined_submit_ns_per_job: the
+ * submitting part alone). With @batch > 1, trn_submit_batch() of @batch
+ * jobs at a time.
+ */
+static int pipelined(trn_queue_t *q, struct noop *nj, size_t total,
+		     size_t batch, double *per_job, double *submit_per_job)
+{
+	struct trn_job *jobs = calloc(batch, sizeof(*jobs));
+	struct trn_fence f = { 0 }, *fences = calloc(batch, sizeof(*fences));
+	int64_t t0, t1;
+	size_t done, k, i;
+	int ret = 0;
+
+	if (!jobs || !fences) {
+		free(jobs);
+		free(fences);
+		return -ENOMEM;
+	}
+	for (i = 0; i < batch; i++)
+		jobs[i] = nj->job;
+	t0 = now_ns();
+	for (done = 0; done < total && !ret; done += k) {
+		k = total - done < batch ? total - done : batch;
+		if (batch == 1)
+			ret = trn_submit(q, jobs, &f);
+		else
+			ret = trn_submit_batch(q, jobs, k, fences);
+		if (!ret && batch > 1)
+			f = fences[k - 1];
+	}
+	t1 = now_ns();
+	if (!ret)
+		ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+	if (!ret) {
+		*per_job = (double)(now_ns() - t0) / (double)total;
+		*submit_per_job = (double)(t1 - t0) / (double)total;
+	}
+	free(jobs);
+	free(fences);
+	return ret;
+}
+
+static void bench_pipelined(trn_queue_t *q, struct noop *nj)
+{
+	static const size_t batches[] = { 1, 64, 256 };
+	const size_t total = iters(10000, 1000);
+	double per, sub;
+	size_t b;
+	int ret;
+
+	/* Warm up: the scheduler's and the allocator's caches. */
+	ret = pipelined(q, nj, 300, 1, &per, &sub);
+	for (b = 0; !ret && b < sizeof(batches) / sizeof(batches[0]); b++) {
+		char name[64];
+
+		progress("%zu NOP jobs back to back, %zu per call", total,
+			 batches[b]);
+		ret = pipelined(q, nj, total, batches[b], &per, &sub);
+		if (ret)
+			break;
+		if (batches[b] == 1) {
+			fig("submit_pipelined_ns_per_job", per, "ns");
+			fig("prof_pipelined_submit_ns_per_job", sub, "ns");
+		} else {
+			snprintf(name, sizeof(name),
+				 "submit_batch%zu_ns_per_job", batches[b]);
+			fig(name, per, "ns");
+			snprintf(name, sizeof(name),
+				 "prof_batch%zu_submit_ns_per_job", batches[b]);
+			fig(name, sub, "ns");
+		}
+	}
+	if (ret)
+		fail("pipelined NOP jobs", ret);
+}
+
+/*
+ * submit_8queues_ns_per_job: 8 threads, each with its own queue (queue i
+ * on NeuronCore i modulo the cores), each submitting its share of the
+ * 10,000 NOP jobs back to back with trn_submit() and waiting for its last;
+ * wall time from the common start to the last thread's end, divided by all
+ * jobs.
+ */
+#define NQ	8
+
+struct qthread {
+	trn_queue_t *q;
+	struct noop *nj;
+	size_t jobs;
+	pthread_barrier_t *start;
+	int ret;
+};
+
+static void *qthread_main(void *arg)
+{
+	struct qthread *t = arg;
+	struct trn_fence f = { 0 };
+	size_t i;
+
+	pthread_barrier_wait(t->start);
+	for (i = 0; i < t->jobs && !t->ret; i++)
+		t->ret = trn_submit(t->q, &t->nj->job, &f);
+	if (!t->ret)
+		t->ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+	return NULL;
+}
+
+static void bench_queues(trn_device_t *dev, struct noop *nj)
+{
+	const size_t total = iters(10000, 1000);
+	struct trn_device_info info;
+	struct qthread t[NQ];
+	pthread_t th[NQ];
+	pthread_barrier_t start;
+	int64_t t0;
+	size_t i, created = 0, started = 0;
+	int ret;
+
+	progress("%zu NOP jobs from %d threads on %d queues", total, NQ, NQ);
+	ret = trn_device_info(dev, &info);
+	if (ret) {
+		fail("device info", ret);
+		return;
+	}
+	memset(t, 0, sizeof(t));
+	pthread_barrier_init(&start, NULL, NQ + 1);
+	for (i = 0; i < NQ; i++) {
+		ret = trn_queue_create(dev, (uint32_t)(i % info.num_cores),
+				       TRN_PRIORITY_NORMAL, &t[i].q);
+		if (ret)
+			break;
+		created++;
+		t[i].nj = nj;
+		t[i].jobs = total / NQ;
+		t[i].start = &start;
+	}
+	for (i = 0; !ret && i < NQ; i++) {
+		if (pthread_create(&th[i], NULL, qthread_main, &t[i])) {
+			ret = -EAGAIN;
+			break;
+		}
+		started++;
+	}
+	if (started == NQ) {
+		pthread_barrier_wait(&start);
+		t0 = now_ns();
+		for (i = 0; i < NQ; i++) {
+			pthread_join(th[i], NULL);
+			if (t[i].ret)
+				ret = t[i].ret;
+		}
+		if (!ret)
+			fig("submit_8queues_ns_per_job",
+			    (double)(now_ns() - t0) / (double)(total / NQ * NQ),
+			    "ns");
+	} else {
+		/* The barrier never opens: nothing can be joined safely. */
+		fail("8-queue threads", ret ? ret : -EAGAIN);
+		exit(1);
+	}
+	for (i = 0; i < created; i++) {
+		trn_queue_wait_idle(t[i].q, now_ns() + WAIT_NS);
+		trn_queue_destroy(t[i].q);
+	}
+	pthread_barrier_destroy(&start);
+	if (ret)
+		fail("8-queue submission", ret);
+}
+
+/* -------------------------------------------------------- trn: copies */
+
+/* One COPY job of @size bytes; returns its wall time in ns, or -errno. */
+static int64_t copy_job(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *dst,
+			trn_bo_t *src, uint64_t size)
+{
+	trn_bo_t *bos[3] = { trn_cmdbuf_bo(cb), dst, src };
+	struct trn_job job;
+	struct trn_fence f;
+	int64_t t0;
+	int ret;
+
+	trn_cmdbuf_reset(cb);
+	ret = trn_cmd_copy(cb, trn_bo_va(dst), trn_bo_va(src), size);
+	if (ret)
+		return ret;
+	memset(&job, 0, sizeof(job));
+	job.cmd_va = trn_cmdbuf_va(cb);
+	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
+	job.bos = bos;
+	job.bo_count = 3;
+	t0 = now_ns();
+	ret = trn_submit(q, &job, &f);
+	if (!ret)
+		ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+	return ret ? ret : now_ns() - t0;
+}
+
+/*
+ * copy_{h2d,d2h,d2d}_gbps: one COPY command of 64 MiB between a host
+ * buffer and an HBM buffer, or between two HBM buffers, submitted and
+ * waited for; best of the runs (after one warm-up run each), in GB/s
+ * (10^9 bytes/s). Profile: the device time of that run from fdinfo
+ * (prof_copy_*_device_gbps).
+ */
+static void bench_copy(trn_device_t *dev, trn_queue_t *q)
+{
+	static const char *const names[] = { "h2d", "d2h", "d2d" };
+	const size_t runs = iters(3, 1);
+	trn_bo_t *host = NULL, *hbm = NULL, *hbm2 = NULL;
+	int fd = trn_device_fd(dev);
+	trn_cmdbuf_t *cb = NULL;
+	unsigned int k;
+	size_t r;
+	int ret;
+	void *p;
+
+	progress("64 MiB copies");
+	ret = trn_cmdbuf_create(dev, 4096, &cb);
+	if (!ret)
+		ret = trn_bo_create(dev, COPY_SIZE, TRN_PLACEMENT_HOST, 0, 0,
+				    &host);
+	if (!ret)
+		ret = trn_bo_create(dev, COPY_SIZE, TRN_PLACEMENT_HBM, 0, 0,
+				    &hbm);
+	if (!ret)
+		ret = trn_bo_create(dev, COPY_SIZE, TRN_PLACEMENT_HBM, 0, 0,
+				    &hbm2);
+	if (!ret && !(ret = trn_bo_map(host, &p))) {
+		memset(p, 0x5a, COPY_SIZE);
+		trn_bo_unmap(host);
+	}
+	for (k = 0; !ret && k < 3; k++) {
+		trn_bo_t *dst = k == 1 ? host : k == 2 ? hbm2 : hbm;
+		trn_bo_t *src = k == 0 ? host : hbm;
+		double best = 0, dev_gbps = 0;
+		char name[64];
+		int64_t t;
+
+		t = copy_job(q, cb, dst, src, COPY_SIZE);	/* warm up */
+		for (r = 0; t >= 0 && r < runs; r++) {
+			int64_t e0 = engine_ns(fd), e1;
+
+			t = copy_job(q, cb, dst, src, COPY_SIZE);
+			e1 = engine_ns(fd);
+			if (t > 0 && (double)COPY_SIZE / (double)t > best) {
+				best = (double)COPY_SIZE / (double)t;
+				if (e1 > e0)
+					dev_gbps = (double)COPY_SIZE /
+						   (double)(e1 - e0);
+			}
+		}
+		if (t < 0) {
+			ret = (int)t;
+			break;
+		}
+		snprintf(name, sizeof(name), "copy_%s_gbps", names[k]);
+		fig(name, best, "GB/s");
+		snprintf(name, sizeof(name), "prof_copy_%s_device_gbps",
+			 names[k]);
+		if (dev_gbps > 0)
+			fig(name, dev_gbps, "GB/s");
+	}
+	if (ret)
+		fail("64 MiB copies", ret);
+	trn_bo_free(host);
+	trn_bo_free(hbm);
+	trn_bo_free(hbm2);
+	trn_cmdbuf_destroy(cb);
+}
+
+/* ------------------------------------------------------- eager MLP */
+
+/*
+ * eager_mlp_ops_per_s without examples/eager: the libtrnhal sequence an
+ * eager backend issues for a 784-512-512-10 MLP forward pass of a batch of
+ * 64 samples (as examples/eager's demo), each operation recorded into its own command buffer and
+ * submitted as its own job when it is "called" (MATMUL, BINARY ADD of the
+ * bias, UNARY RELU per layer, no RELU after the last: 8 operations per
+ * pass), all on one queue (in order), the caller waiting for the logits
+ * at the end of every pass. Weights and activations are in HBM.
+ */
+#define MLP_LAYERS	3
+#define MLP_BATCH	64
+#define MLP_OPS		(3 * MLP_LAYERS - 1)
+
+static const uint32_t mlp_dims[MLP_LAYERS + 1] = { 784, 512, 512, 10 };
+
+struct mlp {
+	trn_bo_t *w[MLP_LAYERS], *b[MLP_LAYERS], *act[MLP_LAYERS + 1];
+	trn_cmdbuf_t *cb[MLP_OPS];
+};
+
+static void mlp_free(struct mlp *m)
+{
+	unsigned int i;
+
+	for (i = 0; i < MLP_LAYERS; i++) {
+		trn_bo_free(m->w[i]);
+		trn_bo_free(m->b[i]);
+	}
+	for (i = 0; i <= MLP_LAYERS; i++)
+		trn_bo_free(m->act[i]);
+	for (i = 0; i < MLP_OPS; i++)
+		trn_cmdbuf_destroy(m->cb[i]);
+}
+
+/* Record one op into the next command buffer and submit it. */
+static int mlp_op_submit(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t **bos,
+			 uint32_t nbos, struct trn_fence *f)
+{
+	trn_bo_t *all[4];
+	struct trn_job job;
+	uint32_t i;
+
+	all[0] = trn_cmdbuf_bo(cb);
+	for (i = 0; i < nbos; i++)
+		all[i + 1] = bos[i];
+	memset(&job, 0, sizeof(job));
+	job.cmd_va = trn_cmdbuf_va(cb);
+	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
+	job.bos = all;
+	job.bo_count = nbos + 1;
+	return trn_submit(q, &job, f);
+}
+
+static int mlp_forward(trn_queue_t *q, struct mlp *m)
+{
+	struct trn_fence f = { 0 };
+	unsigned int l, op = 0;
+	int ret = 0;
+
+	for (l = 0; l < MLP_LAYERS && !ret; l++) {
+		uint32_t k = mlp_dims[l], n = mlp_dims[l + 1];
+		trn_bo_t *in = m->act[l], *out = m->act[l + 1];
+		struct trn_matmul mm = {
+			.m = MLP_BATCH, .n = n, .k = k,
+			.a = trn_bo_va(in), .lda = k * 4,
+			.b = trn_bo_va(m->w[l]), .ldb = n * 4,
+			.c = trn_bo_va(out), .ldc = n * 4,
+		};
+		trn_bo_t *bos[3];
+		trn_cmdbuf_t *cb;
+
+		/* out = in x W */
+		cb = m->cb[op++];
+		trn_cmdbuf_reset(cb);
+		ret = trn_cmd_matmul(cb, &mm);
+		bos[0] = in, bos[1] = m->w[l], bos[2] = out;
+		if (!ret)
+			ret = mlp_op_submit(q, cb, bos, 3, &f);
+		/* out += bias */
+		cb = m->cb[op++];
+		trn_cmdbuf_reset(cb);
+		if (!ret)
+			ret = trn_cmd_binary(cb, TRN_BINARY_ADD, 0, MLP_BATCH,
+					     n, trn_bo_va(out), n * 4,
+					     trn_bo_va(out), n * 4,
+					     trn_bo_va(m->b[l]), 0);
+		bos[0] = out, bos[1] = m->b[l];
+		if (!ret)
+			ret = mlp_op_submit(q, cb, bos, 2, &f);
+		if (l == MLP_LAYERS - 1)
+			break;
+		/* out = relu(out) */
+		cb = m->cb[op++];
+		trn_cmdbuf_reset(cb);
+		if (!ret)
+			ret = trn_cmd_unary(cb, TRN_UNARY_RELU, 0, MLP_BATCH, n,
+					    trn_bo_va(out), n * 4,
+					    trn_bo_va(out), n * 4);
+		if (!ret)
+			ret = mlp_op_submit(q, cb, &out, 1, &f);
+	}
+	/* The caller reads the logits: wait for the last op. */
+	if (!ret)
+		ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+	return ret;
+}
+
+static int mlp_fill(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *bo,
+		    float value)
+{
+	trn_bo_t *bos[2] = { trn_cmdbuf_bo(cb), bo };
+	struct trn_job job;
+	struct trn_fence f;
+	uint32_t bits;
+	int ret;
+
+	memcpy(&bits, &value, 4);
+	trn_cmdbuf_reset(cb);
+	ret = trn_cmd_fill(cb, trn_bo_va(bo), bits, trn_bo_size(bo));
+	if (ret)
+		return ret;
+	memset(&job, 0, sizeof(job));
+	job.cmd_va = trn_cmdbuf_va(cb);
+	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
+	job.bos = bos;
+	job.bo_count = 2;
+	ret = trn_submit(q, &job, &f);
+	return ret ? ret : trn_fence_wait(&f, now_ns() + WAIT_NS);
+}
+
+static int bench_mlp_hal(trn_device_t *dev, trn_queue_t *q, size_t passes,
+			 double *ops_per_s)
+{
+	struct mlp m;
+	unsigned int i;
+	int64_t t0;
+	size_t p;
+	int ret = 0;
+
+	memset(&m, 0, sizeof(m));
+	for (i = 0; i < MLP_LAYERS && !ret; i++) {
+		uint64_t k = mlp_dims[i], n = mlp_dims[i + 1];
+
+		ret = trn_bo_create(dev, k * n * 4, TRN_PLACEMENT_HBM, 0, 0,
+				    &m.w[i]);
+		if (!ret)
+			ret = trn_bo_create(dev, n * 4, TRN_PLACEMENT_HBM, 0,
+					    0, &m.b[i]);
+	}
+	for (i = 0; i <= MLP_LAYERS && !ret; i++)
+		ret = trn_bo_create(dev, MLP_BATCH * mlp_dims[i] * 4ull,
+				    TRN_PLACEMENT_HBM, 0, 0, &m.act[i]);
+	for (i = 0; i < MLP_OPS && !ret; i++)
+		ret = trn_cmdbuf_create(dev, 4096, &m.cb[i]);
+	for (i = 0; i < MLP_LAYERS && !ret; i++) {
+		ret = mlp_fill(q, m.cb[0], m.w[i], 0.01f);
+		if (!ret)
+			ret = mlp_fill(q, m.cb[0], m.b[i], 0.1f);
+	}
+	if (!ret)
+		ret = mlp_fill(q, m.cb[0], m.act[0], 0.5f);
+	if (!ret)
+		ret = mlp_forward(q, &m);	/* warm up */
+	t0 = now_ns();
+	for (p = 0; p < passes && !ret; p++)
+		ret = mlp_forward(q, &m);
+	if (!ret)
+		*ops_per_s = (double)(passes * MLP_OPS) * 1e9 /
+			     (double)(now_ns() - t0);
+	mlp_free(&m);
+	return ret;
+}
+
+static void bench_mlp(trn_device_t *dev, trn_queue_t *q)
+{
+	const size_t passes = iters(10, 2);
+	double ops = 0;
+	int ret;
+
+	progress("MLP 784-512-512-10 forward passes");
+#ifdef TRN_BENCH_EAGER
+	/* ---- HOOK: examples/eager ---- */
+	(void)dev;
+	(void)q;
+	(void)bench_mlp_hal;
+	ret = TRN_BENCH_EAGER_CALL(passes, &ops);
+	if (!ret) {
+		fig_note(fig("eager_mlp_ops_per_s", ops, "ops/s"),
+			 "examples/eager (eager_bench_mlp), batch 64");
+		return;
+	}
+	fail("examples/eager MLP", ret);
+#else
+	ret = bench_mlp_hal(dev, q, passes, &ops);
+	if (ret) {
+		fail("MLP (libtrnhal ops)", ret);
+		return;
+	}
+	fig_note(fig("eager_mlp_ops_per_s", ops, "ops/s"),
+		 "libtrnhal ops (no examples/eager), %d per pass, batch %d",
+		 MLP_OPS, MLP_BATCH);
+	fig("prof_mlp_pass_us", 1e6 * MLP_OPS / ops, "us");
+#endif
+}
+
+/* ------------------------------------------------------------ report */
+
+static void ratio(const char *name, const char *num, const char *den,
+		  double target, bool is_max)
+{
+	double a = fig_value(num), b = fig_value(den);
+	struct figure *f;
+
+	if (isnan(a) || isnan(b) || b <= 0)
+		return;
+	f = fig(name, a / b, "x");
+	fig_target(f, target, is_max);
+	fig_note(f, "%s / %s", num, den);
+}
+
+static void ratios(void)
+{
+	double h2d = fig_value("copy_h2d_gbps"), d2h = fig_value("copy_d2h_gbps");
+	double d2d = fig_value("copy_d2d_gbps"), mc = fig_value("memcpy_gbps");
+	struct figure *f;
+
+	ratio("submit_noop_latency_ratio", "submit_noop_latency_ns",
+	      "wakeup_pingpong_ns", 1.5, true);
+	ratio("submit_pipelined_ratio", "submit_pipelined_ns_per_job",
+	      "ioctl_roundtrip_ns", 3, true);
+	ratio("submit_batch64_ratio", "submit_batch64_ns_per_job",
+	      "ioctl_roundtrip_ns", 0, true);
+	ratio("submit_batch256_ratio", "submit_batch256_ns_per_job",
+	      "ioctl_roundtrip_ns", 0, true);
+	ratio("submit_8queues_ratio", "submit_8queues_ns_per_job",
+	      "ioctl_roundtrip_ns", 0, true);
+	if (!isnan(h2d) && !isnan(d2h) && !isnan(d2d) && mc > 0) {
+		f = fig("copy_ratio", fmin(h2d, fmin(d2h, d2d)) / mc, "x");
+		fig_target(f, 0.8, false);
+		fig_note(f, "min(copy_*_gbps) / memcpy_gbps");
+	}
+	ratio("bo_create_ratio", "bo_create_free_ns",
+	      "vgem_create_destroy_ns", 1.2, true);
+	ratio("bo_create_host_ratio", "bo_create_free_host_ns",
+	      "vgem_create_destroy_ns", 0, true);
+}
+
+static void print_table(void)
+{
+	size_t i;
+
+	printf("%-34s %14s %-8s %-14s %s\n", "figure", "value", "unit",
+	       "target", "note");
+	for (i = 0; i < nfigs; i++) {
+		const struct figure *f = &figs[i];
+		char target[32] = "";
+
+		if (f->target > 0)
+			snprintf(target, sizeof(target), "%s %g %s",
+				 f->target_max ? "<=" : ">=", f->target,
+				 (f->target_max ? f->value <= f->target :
+						  f->value >= f->target) ?
+				 "met" : "MISSED");
+		printf("%-34s %14.3f %-8s %-14s %s\n", f->name, f->value,
+		       f->unit, target, f->note);
+	}
+	printf("\n");
+}
+
+static void print_machine(void)
+{
+	size_t i;
+
+	for (i = 0; i < nfigs; i++)
+		printf("%s %.6g %s\n", figs[i].name, figs[i].value,
+		       figs[i].unit);
+}
+
+static void usage(FILE *to)
+{
+	fprintf(to,
+		"Usage: trn-bench [--quick] [--machine] [--minor N]\n"
+		"Microbenchmarks of trn against baselines of the same machine\n"
+		"(Documentation/benchmarks.md). Prints a table, then one line\n"
+		"per figure: \"name value unit\".\n"
+		"  -q, --quick     fewer iterations (a smoke run)\n"
+		"  -m, --machine   only the \"name value unit\" lines\n"
+		"  -d, --minor N   use /dev/accel/accelN (default: first trn device)\n"
+		"  -o, --only LIST run only these benchmarks (comma-separated):\n"
+		"                  ioctl memcpy vgem bo latency (with the ping-pong)\n"
+		"                  pipelined\n"
+		"                  queues copy mlp\n"
+		"  -h, --help      this text\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "quick", no_argument, NULL, 'q' },
+		{ "machine", no_argument, NULL, 'm' },
+		{ "minor", required_argument, NULL, 'd' },
+		{ "only", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	unsigned int minor = 0;
+	bool have_minor = false;
+	trn_device_t *dev = NULL;
+	trn_queue_t *q = NULL;
+	struct noop nj;
+	size_t count;
+	char *end;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, "qmd:o:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q':
+			quick = true;
+			break;
+		case 'm':
+			machine = true;
+			break;
+		case 'd':
+			errno = 0;
+			minor = (unsigned int)strtoul(optarg, &end, 10);
+			if (errno || *end || end == optarg) {
+				usage(stderr);
+				return 2;
+			}
+			have_minor = true;
+			break;
+		case 'o':
+			only = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind != argc) {
+		usage(stderr);
+		return 2;
+	}
+	if (!have_minor) {
+		ret = trn_device_list(&minor, 1, &count);
+		if (!ret && !count)
+			ret = -ENODEV;
+		if (ret) {
+			fprintf(stderr, "trn-bench: no trn device: %s\n",
+				trn_strerror(ret));
+			return 1;
+		}
+	}
+	ret = trn_device_open(minor, &dev);
+	if (ret) {
+		fprintf(stderr, "trn-bench: /dev/accel/accel%u: %s\n", minor,
+			trn_strerror(ret));
+		return 1;
+	}
+
+	/* Baselines. */
+	if (want("ioctl"))
+		bench_ioctl(trn_device_fd(dev));
+	if (want("memcpy"))
+		bench_memcpy();
+	if (want("vgem"))
+		bench_vgem();
+
+	/* trn. */
+	if (want("bo"))
+		bench_bo(dev);
+	ret = trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q);
+	if (!ret)
+		ret = noop_init(dev, &nj);
+	if (ret) {
+		fail("queue and NOP command buffer", ret);
+	} else {
+		if (want("latency"))
+			bench_wakeup_latency(dev, q, &nj);
+		if (want("pipelined"))
+			bench_pipelined(q, &nj);
+		if (want("queues"))
+			bench_queues(dev, &nj);
+		if (want("copy"))
+			bench_copy(dev, q);
+		if (want("mlp"))
+			bench_mlp(dev, q);
+		trn_queue_wait_idle(q, now_ns() + WAIT_NS);
+		trn_cmdbuf_destroy(nj.cb);
+	}
+	trn_queue_destroy(q);
+	trn_device_close(dev);
+
+	ratios();
+	if (!machine)
+		print_table();
+	print_machine();
+	fflush(stdout);
+	return failures ? 1 : 0;
+}
