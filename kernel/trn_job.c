@@ -88,13 +88,16 @@ void trn_job_free(struct trn_job *job)
  * @error: 0 or the negative errno its fences get
  *
  * Accounts for the job and signals its hardware fence, which is the last
- * thing done with it here: the scheduler may free it right after.
+ * thing done with it here: the scheduler may free it right after. Called
+ * with the ring's lock held, the job just taken off the ring.
  */
 void trn_job_retire(struct trn_job *job, int error)
 {
 	struct trn_queue *queue = job->queue;
 	struct trn_device *tdev = job->ring->tdev;
 	struct dma_fence *fence = job->hw.fence;
+
+	lockdep_assert_held(&job->ring->lock);
 
 	if (job->hw.end_ns > job->hw.start_ns)
 		atomic64_add(job->hw.end_ns - job->hw.start_ns,

@@ -99,16 +99,22 @@ static void trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
 
 /*
  * Retire every job of @ring that the device reports finished: record its
- * outcome, then signal its hardware fence. Callable from any context.
+ * outcome, then signal its hardware fence. Unless @force, nothing is done
+ * while a timeout is being handled: the scheduler's view of the ring must
+ * not change between drm_sched_stop() and drm_sched_start(), and the
+ * handler retires everything itself afterwards. Jobs are taken off the
+ * ring and signalled under the ring's lock, so that the handler never sees
+ * one that is neither on the ring nor signalled. Callable from any context.
  */
-static void trn_ring_retire(struct trn_ring *ring)
+static void trn_ring_retire(struct trn_ring *ring, bool force)
 {
 	struct trn_job *job, *tmp;
 	unsigned long flags;
-	LIST_HEAD(done);
 	u64 completed;
 
 	spin_lock_irqsave(&ring->lock, flags);
+	if (ring->resetting && !force)
+		goto out;
 	completed = le64_to_cpu(READ_ONCE(ring->status->completed_seqno));
 	/* The descriptors were written before the completion record. */
 	dma_rmb();
@@ -116,14 +122,11 @@ static void trn_ring_retire(struct trn_ring *ring)
 		if (job->ring_seqno > completed)
 			break;
 		trn_ring_read_back(ring, job);
-		list_move_tail(&job->link, &done);
-	}
-	spin_unlock_irqrestore(&ring->lock, flags);
-
-	list_for_each_entry_safe(job, tmp, &done, link) {
 		list_del_init(&job->link);
 		trn_job_retire(job, trn_status_errno(job->hw.status));
 	}
+out:
+	spin_unlock_irqrestore(&ring->lock, flags);
 }
 
 /**
@@ -138,7 +141,7 @@ void trn_device_ring_irq(struct trn_device *tdev, u32 index)
 {
 	if (WARN_ON_ONCE(index >= tdev->num_rings))
 		return;
-	trn_ring_retire(&tdev->rings[index]);
+	trn_ring_retire(&tdev->rings[index], false);
 }
 EXPORT_SYMBOL_GPL(trn_device_ring_irq);
 
@@ -221,25 +224,28 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, ring reset\n",
 			 ring->index, bad->seqno, bad->ctx);
 	}
-	/* Retire the timed-out job and whatever finished before the reset. */
-	trn_ring_retire(ring);
 
-	drm_sched_stop(&ring->sched, sched_job);
-
-	spin_lock_irqsave(&ring->lock, flags);
 	/*
-	 * drm_sched_stop() detached the scheduler from the jobs still on the
-	 * ring; they keep running, so give their fences back to it.
+	 * Nothing is retired from here to drm_sched_start(): drm_sched_stop()
+	 * detaches the scheduler from the jobs still on the ring, which keep
+	 * running (the timed-out one included, until it is retired below),
+	 * so their fences are given back to it before it restarts.
 	 */
+	drm_sched_stop(&ring->sched, sched_job);
+	spin_lock_irqsave(&ring->lock, flags);
 	list_for_each_entry(job, &ring->pending, link)
 		if (!job->base.s_fence->parent)
 			job->base.s_fence->parent = dma_fence_get(job->hw.fence);
+	spin_unlock_irqrestore(&ring->lock, flags);
+	drm_sched_start(&ring->sched, 0);
+
+	spin_lock_irqsave(&ring->lock, flags);
 	ring->resetting = false;
 	if (present && ring->last_seqno)
 		tdev->ops->ring_doorbell(tdev, ring->index, ring->last_seqno);
 	spin_unlock_irqrestore(&ring->lock, flags);
-
-	drm_sched_start(&ring->sched, 0);
+	/* The abandoned job, and whatever finished while we held it up. */
+	trn_ring_retire(ring, false);
 
 	if (present)
 		drm_dev_exit(idx);
@@ -421,7 +427,6 @@ void trn_rings_stop(struct trn_device *tdev)
 {
 	struct trn_job *job, *tmp;
 	unsigned long flags;
-	LIST_HEAD(dead);
 	u32 i;
 
 	for (i = 0; i < tdev->num_rings; i++) {
@@ -429,14 +434,13 @@ void trn_rings_stop(struct trn_device *tdev)
 
 		tdev->ops->ring_fini(tdev, i);
 		/* Jobs the device finished before it stopped still count. */
-		trn_ring_retire(ring);
+		trn_ring_retire(ring, true);
 		spin_lock_irqsave(&ring->lock, flags);
-		list_splice_tail_init(&ring->pending, &dead);
+		list_for_each_entry_safe(job, tmp, &ring->pending, link) {
+			list_del_init(&job->link);
+			job->hw.status = DRM_TRN_STATUS_ABORTED;
+			trn_job_retire(job, -ENODEV);
+		}
 		spin_unlock_irqrestore(&ring->lock, flags);
-	}
-	list_for_each_entry_safe(job, tmp, &dead, link) {
-		list_del_init(&job->link);
-		job->hw.status = DRM_TRN_STATUS_ABORTED;
-		trn_job_retire(job, -ENODEV);
 	}
 }
