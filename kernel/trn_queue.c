@@ -86,6 +86,12 @@ void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
 		f = &page->failures[queue->failed %
 				    DRM_TRN_STATUS_PAGE_FAILURES];
 		WRITE_ONCE(f->seqno, job->seqno);
+		/*
+		 * A reader that sees the new error sees the new number: the
+		 * slot may be rewritten under a reader of the ring's oldest
+		 * entry, who re-reads the number after the error.
+		 */
+		smp_wmb();
 		WRITE_ONCE(f->error, -error);
 		WRITE_ONCE(f->status, job->hw.status);
 		queue->failed++;

@@ -112,7 +112,8 @@ TRN_PUBLIC int trn_cmdbuf_create(trn_device_t *dev, size_t capacity,
 		return -ECHILD;
 	if (!capacity)
 		capacity = DEFAULT_CAPACITY;
-	if (capacity > SIZE_MAX - page)
+	/* One job runs at most this much (CALL could go further: not yet). */
+	if (capacity > DRM_TRN_JOB_MAX_CMD_SIZE)
 		return -E2BIG;
 	capacity = (capacity + page - 1) & ~(page - 1);
 

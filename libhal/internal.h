@@ -128,6 +128,9 @@ struct trn_queue {
 	struct trn_queue_import *imports;
 };
 
+/* memory.c: close a GEM handle of @dev's file (errors are not reported). */
+void trn_gem_close(trn_device_t *dev, uint32_t handle);
+
 /* device.c */
 bool trn_handle_stale(const trn_device_t *dev);
 void trn_device_get(trn_device_t *dev);

@@ -116,7 +116,7 @@ void trn_bo_table_fini(trn_device_t *dev)
 	dev->bo_count = 0;
 }
 
-static void gem_close(trn_device_t *dev, uint32_t handle)
+void trn_gem_close(trn_device_t *dev, uint32_t handle)
 {
 	struct drm_gem_close c;
 
@@ -178,7 +178,7 @@ static int bo_publish(trn_device_t *dev, uint32_t handle, uint32_t placement,
 		bo_destroy(bo);
 		trn_device_close(dev);
 	}
-	gem_close(dev, handle);
+	trn_gem_close(dev, handle);
 	return ret;
 }
 
@@ -294,7 +294,7 @@ TRN_PUBLIC int trn_bo_import(trn_device_t *dev, int dmabuf_fd, trn_bo_t **out)
 	}
 	if (ret) {
 		/* The handle is new (not in the table): it is ours to close. */
-		gem_close(dev, p.handle);
+		trn_gem_close(dev, p.handle);
 		goto out_unlock;
 	}
 	*out = fresh;
@@ -347,7 +347,7 @@ TRN_PUBLIC void trn_bo_free(trn_bo_t *bo)
 	pthread_mutex_unlock(&bo->map_lock);
 	if (map)
 		trn_munmap(map, bo->size);
-	gem_close(dev, bo->handle);
+	trn_gem_close(dev, bo->handle);
 	pthread_mutex_unlock(&dev->bo_lock);
 
 	bo_destroy(bo);

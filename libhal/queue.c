@@ -44,15 +44,6 @@ _Static_assert(sizeof(struct drm_trn_job) == 64, "drm_trn_job");
 #define STACK_HANDLES	64
 #define STACK_SYNCS	32
 
-static void gem_close(trn_device_t *dev, uint32_t handle)
-{
-	struct drm_gem_close c;
-
-	memset(&c, 0, sizeof(c));
-	c.handle = handle;
-	trn_ioctl(dev->fd, DRM_IOCTL_GEM_CLOSE, &c);
-}
-
 static void syncobj_destroy(trn_device_t *dev, uint32_t handle)
 {
 	struct drm_syncobj_destroy d;
@@ -128,7 +119,7 @@ TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
 	ret = map_status_page(q);
 	if (ret) {
 		queue_ioctl_destroy(dev, q->id);
-		gem_close(dev, q->status_handle);
+		trn_gem_close(dev, q->status_handle);
 		syncobj_destroy(dev, q->syncobj);
 		free(q);
 		return ret;
@@ -165,7 +156,7 @@ TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
 	}
 	queue_ioctl_destroy(dev, q->id);
 	trn_munmap((void *)q->page, q->page_size);
-	gem_close(dev, q->status_handle);
+	trn_gem_close(dev, q->status_handle);
 	syncobj_destroy(dev, q->syncobj);
 	if (q->have_binary_syncobj)
 		syncobj_destroy(dev, q->binary_syncobj);
@@ -406,16 +397,23 @@ TRN_PUBLIC int trn_submit_batch(trn_queue_t *q, const struct trn_job *jobs,
 	size_t i;
 	int ret;
 
-	if (!q || !jobs || !count || count > UINT32_MAX)
+	if (!q || !jobs || !count || count > DRM_TRN_SUBMIT_MAX_JOBS)
 		return -EINVAL;
 	if (trn_handle_stale(q->dev))
 		return -ECHILD;
 
+	/* The kernel's limits, checked before anything is allocated. */
 	for (i = 0; i < count; i++) {
-		nhandles += jobs[i].bo_count;
-		nsyncs += (uint64_t)jobs[i].wait_count +
-			  jobs[i].wait_syncobj_count +
-			  jobs[i].signal_syncobj_count;
+		const struct trn_job *j = &jobs[i];
+
+		if (j->bo_count > DRM_TRN_JOB_MAX_BOS ||
+		    (uint64_t)j->wait_count + j->wait_syncobj_count >
+		    DRM_TRN_JOB_MAX_FENCES ||
+		    j->signal_syncobj_count > DRM_TRN_JOB_MAX_FENCES)
+			return -EINVAL;
+		nhandles += j->bo_count;
+		nsyncs += (uint64_t)j->wait_count + j->wait_syncobj_count +
+			  j->signal_syncobj_count;
 	}
 	if (count > STACK_JOBS || nhandles > STACK_HANDLES ||
 	    nsyncs > STACK_SYNCS) {

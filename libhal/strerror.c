@@ -29,6 +29,7 @@ static const struct {
 	{ ETIMEDOUT, "the job ran too long and its queue was reset" },
 	{ EILSEQ, "the device rejected a malformed command" },
 	{ ECANCELED, "the job was cancelled before it ran (queue or file closed)" },
+	{ ESRCH, "the job was cancelled before it ran (queue destroyed or process exiting)" },
 	{ ERANGE, "whether the job failed is too old for the status page to remember" },
 	{ EXDEV, "objects of different devices mixed where one device is required" },
 	{ ENOSPC, "the command buffer is full" },

@@ -154,11 +154,16 @@ static int probe_transpose(struct eager_backend *be)
 	struct trn_matmul mm;
 	eager_stream_t *s;
 	float got[4];
-	int ret;
+	int ret, prior;
 
 	s = eager_current_stream(dev);
 	if (!s)
 		return -ENODEV;
+	/*
+	 * An error of the caller's earlier work must neither be taken for the
+	 * probe's nor be lost: set it aside and give it back afterwards.
+	 */
+	prior = eager_sync(s);
 	ret = eager_from_host(dev, EAGER_F32, 2, shape, a_t, &a);
 	if (!ret)
 		ret = eager_from_host(dev, EAGER_F32, 2, shape, b_t, &b);
@@ -206,6 +211,8 @@ out:
 	eager_free(c);
 	if (!ret && be->has_transpose < 0)
 		be->has_transpose = 0;
+	if (prior && !s->error)
+		s->error = prior;
 	return ret;
 }
 

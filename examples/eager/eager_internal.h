@@ -89,8 +89,12 @@ struct eager_stream {
 
 struct eager_event {
 	struct eager_backend *be;
+	struct eager_event *next;	/* be->events */
+	struct eager_event **pprev;
 	uint32_t flags;
-	eager_stream_t *stream;		/* NULL: never recorded */
+	bool recorded;
+	eager_stream_t *stream;		/* NULL: never recorded, or its stream
+					 * was destroyed (after finishing) */
 	uint64_t seqno;
 	int ts_slot;			/* timing: slot in be->ts_map, else -1 */
 };
@@ -107,6 +111,8 @@ struct eager_backend {
 	trn_bo_t *ts_bo;		/* timing events' timestamps (host) */
 	volatile uint64_t *ts_map;
 	bool ts_used[EAGER_TS_SLOTS];
+	struct eager_event *events;	/* every live event, to detach them
+					 * from a stream that goes away */
 	int has_transpose;		/* -1 unknown */
 };
 

@@ -128,7 +128,6 @@ static int next_cmdbuf(eager_stream_t *s)
 	struct eager_cmdbuf *c, *oldest = NULL;
 	struct trn_fence f;
 	unsigned int i, idx;
-	int ret;
 
 	for (i = 1; i < s->ncbs; i++) {
 		idx = (s->cur + i) % s->ncbs;
@@ -139,16 +138,19 @@ static int next_cmdbuf(eager_stream_t *s)
 		if (!oldest || c->seqno < oldest->seqno)
 			oldest = c;
 	}
-	if (s->ncbs < EAGER_CMDBUFS) {
-		ret = trn_cmdbuf_create(s->be->dev, EAGER_CMDBUF_SIZE,
-					&s->cbs[s->ncbs].cb);
-		if (ret)
-			return ret;
+	if (s->ncbs < EAGER_CMDBUFS &&
+	    !trn_cmdbuf_create(s->be->dev, EAGER_CMDBUF_SIZE,
+			       &s->cbs[s->ncbs].cb)) {
 		idx = s->ncbs++;
 		c = &s->cbs[idx];
 		goto take;
 	}
-	c = oldest;
+	/*
+	 * All in use, or no memory for one more: wait for the oldest (with
+	 * one buffer, the one just submitted). Never keep recording into a
+	 * buffer already submitted: its commands would run twice.
+	 */
+	c = oldest ? oldest : &s->cbs[s->cur];
 	idx = (unsigned int)(c - s->cbs);
 	f.queue = s->q;
 	f.seqno = c->seqno;
@@ -222,9 +224,10 @@ int eager_sync(eager_stream_t *s)
 	unsigned int i;
 	int ret;
 
+	/* Even if this fails, what was submitted before must be waited for. */
 	ret = eager_flush(s, EAGER_FLUSH_SYNC);
-	if (ret)
-		return ret;
+	if (ret && !s->error)
+		s->error = ret;
 	f.seqno = s->submitted;
 	if (f.seqno) {
 		ret = trn_fence_wait(&f, INT64_MAX);
@@ -356,9 +359,14 @@ int eager_stream_new(struct eager_backend *be, uint32_t core,
 void eager_stream_free(eager_stream_t *s)
 {
 	struct eager_backend *be = s->be;
+	eager_event_t *e;
 	unsigned int i;
 
 	eager_sync(s);
+	/* Its events' work is done: they stay valid, as finished. */
+	for (e = be->events; e; e = e->next)
+		if (e->stream == s)
+			e->stream = NULL;
 	eager_block_free(s->scalars);
 	eager_pool_forget_stream(&be->hbm, s);
 	eager_pool_forget_stream(&be->staging, s);
@@ -504,6 +512,11 @@ int eager_event_create(struct eager_device dev, uint32_t flags,
 	e->ts_slot = slot;
 	if (slot >= 0)
 		be->ts_used[slot] = true;
+	e->next = be->events;
+	if (e->next)
+		e->next->pprev = &e->next;
+	e->pprev = &be->events;
+	be->events = e;
 	*out = e;
 	return 0;
 }
@@ -517,6 +530,9 @@ void eager_event_destroy(eager_event_t *e)
 		eager_event_synchronize(e);
 		e->be->ts_used[e->ts_slot] = false;
 	}
+	*e->pprev = e->next;
+	if (e->next)
+		e->next->pprev = e->pprev;
 	free(e);
 }
 
@@ -543,6 +559,7 @@ int eager_event_record(eager_event_t *e, eager_stream_t *s)
 	}
 	e->stream = s;
 	e->seqno = eager_stream_tail(s);
+	e->recorded = true;
 	return 0;
 }
 
@@ -623,7 +640,7 @@ int eager_event_timestamp(eager_event_t *e, uint64_t *ns)
 {
 	int ret;
 
-	if (!e || e->ts_slot < 0 || !e->stream)
+	if (!e || e->ts_slot < 0 || !e->recorded)
 		return -EINVAL;
 	ret = eager_event_synchronize(e);
 	if (ret)

@@ -287,8 +287,9 @@ int trn_queue_status(trn_queue_t *queue, struct trn_queue_status *status);
 
 /*
  * Create a command buffer able to hold @capacity bytes of commands (rounded
- * up to pages; 0 picks 64 KiB), in a host buffer the device reads. Holds a
- * reference to @dev. A command buffer is recorded by one thread at a time
+ * up to pages; 0 picks 64 KiB; -E2BIG above 16 MiB, the most one job
+ * runs), in a host buffer the device reads. Holds a reference to @dev.
+ * A command buffer is recorded by one thread at a time
  * (no lock: recording is a few stores); in a forked child the trn_cmd_*
  * functions return -ECHILD (its memory is still the parent's).
  */

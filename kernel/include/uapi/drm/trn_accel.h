@@ -303,9 +303,10 @@ struct drm_trn_job_failure {
  * done without a system call. Jobs of a queue complete in submission order:
  * a job whose number is at most @completed_seqno has finished, its results
  * are in memory or it failed. The kernel records a failure in
- * @failures[@failed_count % %DRM_TRN_STATUS_PAGE_FAILURES], then increments
- * @failed_count, then advances @completed_seqno, each store ordered after
- * the previous one; readers load in the opposite order.
+ * @failures[@failed_count % %DRM_TRN_STATUS_PAGE_FAILURES] (the entry's
+ * seqno before its error and status), then increments @failed_count, then
+ * advances @completed_seqno, each store ordered after the previous one;
+ * readers load in the opposite order.
  */
 struct drm_trn_queue_status_page {
 	/** @completed_seqno: number of the latest finished job. */
