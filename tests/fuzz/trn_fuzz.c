@@ -602,6 +602,18 @@ static bool exact(const struct target *tg, enum arg_kind kind)
 	return tg->kind == T_FILE && tg->df->exact && kind == A_NORMAL;
 }
 
+/*
+ * Whether the model knows exactly which queues a file has. Not with device
+ * churn: one debug-lane run (seed 64377377, not reproducible by replay)
+ * found a queue the model did not know about on a stable file, and the
+ * cause is not understood yet (Documentation/fuzzing.md, open findings).
+ */
+static bool queues_exact(const struct fuzz_thread *t, const struct target *tg,
+			 enum arg_kind kind)
+{
+	return exact(tg, kind) && !t->ctx->opts->device_churn;
+}
+
 static void close_file(struct fuzz_thread *t, struct fuzz_file *f)
 {
 	if (f->fd >= 0 && close(f->fd))
@@ -1476,7 +1488,7 @@ static void gen_queue_destroy(struct fuzz_thread *t, const struct target *tg)
 	uc = place_arg(t, &c, sizeof(c), &kind);
 	if (c.flags)
 		model = -EINVAL;
-	else if (exact(tg, kind))
+	else if (queues_exact(t, tg, kind))
 		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
 	model = arg_model(kind, model);
 	snprintf(t->call, sizeof(t->call),
@@ -1505,7 +1517,7 @@ static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
 	uc = place_arg(t, &c, sizeof(c), &kind);
 	if (c.flags)
 		model = -EINVAL;
-	else if (exact(tg, kind))
+	else if (queues_exact(t, tg, kind))
 		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
 	model = arg_model(kind, model);
 	snprintf(t->call, sizeof(t->call),
@@ -1985,7 +1997,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	}
 	if (tg->kind != T_FILE || kind != A_NORMAL)
 		return;
-	if (!q && !df->exact)
+	if (!q && !queues_exact(t, tg, A_NORMAL))
 		unknown = true;
 	else if (!q)
 		errs |= S_ENOENT;
