@@ -1455,11 +1455,17 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		 * (nonexistent) handle 0 frees index 0 of the DRM core's
 		 * handle table (Documentation/fuzzing.md, known bugs).
 		 */
-		if (!uc->queue_id || find_queue(df, uc->queue_id) ||
-		    !uc->status_handle ||
-		    (df->exact && find_bo(df, uc->status_handle)))
+		if (!uc->queue_id || !uc->status_handle ||
+		    (queues_exact(t, tg, kind) &&
+		     (find_queue(df, uc->queue_id) ||
+		      find_bo(df, uc->status_handle))))
 			fail(t, 0, "new queue %u: syncobj %u status %u",
 			     uc->queue_id, uc->syncobj, uc->status_handle);
+		if (find_queue(df, uc->queue_id)) {
+			/* Under churn the model was off (see queues_exact). */
+			forget_queue(df, uc->queue_id);
+			df->exact = false;
+		}
 		df->queues_made = true;
 		if (df->nr_queues < NR_QUEUES) {
 			struct fuzz_queue *q = &df->queues[df->nr_queues++];
