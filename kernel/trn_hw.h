@@ -153,12 +153,15 @@ struct trn_mmu_map {
  * @ring_init: start watching ring @ring; its status reads 0 (nothing done)
  * @ring_fini: stop watching ring @index; nothing runs on it any more
  * @ring_doorbell: descriptors up to ring sequence number @tail are valid
- * @ring_reset: abandon job @seqno of ring @index (the oldest unfinished
- *              one, normally running): when this returns the device no
+ * @ring_reset: abandon job @seqno of ring @index (the oldest job the core
+ *              has not retired, normally running) unless the device has
+ *              finished it. If it had not: when this returns the device no
  *              longer touches it, its descriptor is not written back, the
- *              ring's completed_seqno reads at least @seqno (it never goes
- *              backwards), and the jobs after it run once a doorbell covers
- *              them
+ *              ring's completed_seqno reads @seqno, the jobs after it run
+ *              once a doorbell covers them, and the return is true. If it
+ *              had (it finished as its timeout was handled), the ring is
+ *              left as it is, the job that runs now included, and the
+ *              return is false
  *
  * The core calls the context, MMU and memory operations only between
  * drm_dev_enter() and drm_dev_exit(), and serialises calls for one context.
@@ -181,7 +184,7 @@ struct trn_hw_ops {
 	int (*ring_init)(struct trn_device *tdev, const struct trn_hw_ring *ring);
 	void (*ring_fini)(struct trn_device *tdev, u32 index);
 	void (*ring_doorbell)(struct trn_device *tdev, u32 index, u64 tail);
-	void (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
+	bool (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
 };
 
 struct trn_device *trn_device_register(struct device *parent,

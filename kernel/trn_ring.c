@@ -195,7 +195,9 @@ static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
 /*
  * The oldest job of the ring ran too long. Abandon it with a ring reset,
  * retire what did finish, and let the device run the rest of the ring
- * (other contexts' jobs included) from where it was.
+ * (other contexts' jobs included) from where it was. If the job finished
+ * after all while this ran, the device leaves the ring alone (the next job
+ * may have started and must not run twice) and the job is not guilty.
  */
 static enum drm_gpu_sched_stat
 trn_ring_timedout_job(struct drm_sched_job *sched_job)
@@ -204,7 +206,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	struct trn_ring *ring = bad->ring;
 	struct trn_device *tdev = ring->tdev;
 	struct trn_job *job, *head;
-	bool present, reset = false;
+	bool present, reset = false, abandoned = false;
 	unsigned long flags;
 	int idx;
 
@@ -219,10 +221,18 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
 
-	if (reset) {
-		tdev->ops->ring_reset(tdev, ring->index, bad->ring_seqno);
+	if (reset)
+		abandoned = tdev->ops->ring_reset(tdev, ring->index,
+						  bad->ring_seqno);
+	if (abandoned) {
 		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, ring reset\n",
 			 ring->index, bad->seqno, bad->ctx);
+	} else if (reset) {
+		spin_lock_irqsave(&ring->lock, flags);
+		bad->timed_out = false;
+		spin_unlock_irqrestore(&ring->lock, flags);
+		drm_dbg_driver(&tdev->drm, "ring %u: job %llu finished as it timed out\n",
+			       ring->index, bad->seqno);
 	}
 
 	/*
@@ -249,7 +259,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 
 	if (present)
 		drm_dev_exit(idx);
-	if (reset)
+	if (abandoned)
 		atomic64_inc(&tdev->stats.resets);
 	return present ? DRM_GPU_SCHED_STAT_RESET : DRM_GPU_SCHED_STAT_ENODEV;
 }

@@ -78,6 +78,9 @@ struct trn_sim_shape {
  * @clock_base: ktime_get_ns() when the device came up; the device clock
  *              counts from there
  * @hang_next: debugfs knob: so many of the next jobs to start hang
+ * @late_next: debugfs knob: so many of the next jobs to start stall until
+ *             their ring is reset, then finish just before it (the race of
+ *             a timeout with a completion, on purpose)
  * @jobs_executed: jobs the device finished (and wrote back), any status
  */
 struct trn_sim_dev {
@@ -103,6 +106,7 @@ struct trn_sim_dev {
 	struct trn_sim_core **cores;
 	u64 clock_base;
 	atomic_t hang_next;
+	atomic_t late_next;
 	atomic64_t jobs_executed;
 };
 
@@ -149,7 +153,7 @@ void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev);
 int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *ring);
 void trn_sim_ring_fini(struct trn_device *tdev, u32 index);
 void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
-void trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
+bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);

@@ -68,12 +68,15 @@
  * @TRN_SIM_RING_RUNNING: a job is fetched and can run
  * @TRN_SIM_RING_BLOCKED: the job waits for a semaphore
  * @TRN_SIM_RING_HUNG: the job hangs (debugfs hang_next) until a reset
+ * @TRN_SIM_RING_LATE: the job stalls (debugfs late_next) until a reset,
+ *                     which finds it just finished
  */
 enum trn_sim_ring_state {
 	TRN_SIM_RING_IDLE,
 	TRN_SIM_RING_RUNNING,
 	TRN_SIM_RING_BLOCKED,
 	TRN_SIM_RING_HUNG,
+	TRN_SIM_RING_LATE,
 };
 
 /**
@@ -255,8 +258,18 @@ static bool trn_sim_ring_fetch(struct trn_sim_ring *ring)
 	}
 	ring->exec.sems = trn_sim_ctx_sems(sdev, ring->ctx, core->id);
 	trn_sim_exec_start(&ring->exec, va, size);
-	ring->state = TRN_SIM_RING_RUNNING;
+	if (atomic_dec_if_positive(&sdev->late_next) >= 0)
+		ring->state = TRN_SIM_RING_LATE;
+	else
+		ring->state = TRN_SIM_RING_RUNNING;
 	return true;
+}
+
+/* A job the engine must leave alone until the ring is reset. */
+static bool trn_sim_ring_stalled(const struct trn_sim_ring *ring)
+{
+	return ring->state == TRN_SIM_RING_HUNG ||
+	       ring->state == TRN_SIM_RING_LATE;
 }
 
 /* Write the finished job back, then advance the completion record. */
@@ -292,10 +305,10 @@ static bool trn_sim_ring_step(struct trn_sim_ring *ring, bool *irq)
 	u64 retired;
 
 	lockdep_assert_held(&ring->core->exec_lock);
-	if (ring->state == TRN_SIM_RING_HUNG)
+	if (trn_sim_ring_stalled(ring))
 		return false;
 	if (ring->state == TRN_SIM_RING_IDLE &&
-	    (!trn_sim_ring_fetch(ring) || ring->state == TRN_SIM_RING_HUNG))
+	    (!trn_sim_ring_fetch(ring) || trn_sim_ring_stalled(ring)))
 		return false;
 
 	retired = ring->exec.retired;
@@ -446,27 +459,56 @@ void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail)
 }
 
 /*
- * trn_hw_ops.ring_reset: abandon the ring's job, started or not (its
- * descriptor is not written back), and continue with job @seqno + 1 once
- * the doorbell covers it. Jobs the device already finished stay finished:
- * the completion record never moves backwards.
+ * A late job (debugfs late_next) finishes the moment its ring is reset, and
+ * the ring's next job, if the doorbell covers it, runs its first command
+ * before the reset looks: the race between a timeout and a completion,
+ * made certain so that tests can show nothing is abandoned or run twice.
  */
-void trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
+static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
+{
+	long budget = LONG_MAX;
+
+	lockdep_assert_held(&ring->core->exec_lock);
+	if (trn_sim_exec_run(&ring->exec, &budget) != TRN_SIM_RUN_DONE) {
+		ring->state = TRN_SIM_RING_BLOCKED;
+		return;
+	}
+	trn_sim_ring_complete(ring);
+	if (!trn_sim_ring_fetch(ring) || ring->state != TRN_SIM_RING_RUNNING)
+		return;
+	/* Any budget at all runs the first command whole. */
+	budget = 1;
+	if (trn_sim_exec_run(&ring->exec, &budget) == TRN_SIM_RUN_DONE)
+		trn_sim_ring_complete(ring);
+}
+
+/*
+ * trn_hw_ops.ring_reset: if job @seqno has not finished, abandon it,
+ * started or not (its descriptor is not written back), and continue with
+ * job @seqno + 1 once the doorbell covers it. If it has finished, the job
+ * the ring runs now is an innocent one: leave it running. The completion
+ * record never moves backwards.
+ */
+bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 {
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
 	struct trn_sim_ring *ring;
 	struct trn_sim_core *core;
+	bool abandoned = false;
 	u32 q;
 
 	core = trn_sim_core_of(sdev, index, &q);
 	if (!core)
-		return;
+		return false;
 	mutex_lock(&core->exec_lock);
 	ring = core->rings[q];
-	if (ring) {
+	if (ring && ring->state == TRN_SIM_RING_LATE)
+		trn_sim_ring_finish_late(ring);
+	if (ring && ring->completed < seqno) {
+		abandoned = true;
 		trn_sim_exec_release(&ring->exec);
-		ring->completed = max(ring->completed, seqno);
-		ring->seqno = ring->completed + 1;
+		ring->completed = seqno;
+		ring->seqno = seqno + 1;
 		ring->state = TRN_SIM_RING_IDLE;
 		/* As in trn_sim_ring_complete(), for the core's dma_rmb(). */
 		smp_store_release(&ring->status->completed_seqno,
@@ -475,6 +517,7 @@ void trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 	mutex_unlock(&core->exec_lock);
 	if (ring)
 		trn_sim_core_kick(core);
+	return abandoned;
 }
 
 static void trn_sim_cores_free(struct trn_sim_dev *sdev, u32 count)
@@ -514,6 +557,7 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 
 	sdev->clock_base = ktime_get_ns();
 	atomic_set(&sdev->hang_next, 0);
+	atomic_set(&sdev->late_next, 0);
 	atomic64_set(&sdev->jobs_executed, 0);
 
 	sdev->engine_wq = alloc_workqueue("%s", WQ_UNBOUND, 0,
@@ -575,25 +619,22 @@ void trn_sim_engine_fini(struct trn_sim_dev *sdev)
 	sdev->engine_wq = NULL;
 }
 
-static int trn_sim_hang_next_get(void *data, u64 *val)
+/* A count knob in debugfs (hang_next, late_next); @data is its atomic_t. */
+static int trn_sim_knob_get(void *data, u64 *val)
 {
-	struct trn_sim_dev *sdev = data;
-
-	*val = atomic_read(&sdev->hang_next);
+	*val = atomic_read((atomic_t *)data);
 	return 0;
 }
 
-static int trn_sim_hang_next_set(void *data, u64 val)
+static int trn_sim_knob_set(void *data, u64 val)
 {
-	struct trn_sim_dev *sdev = data;
-
 	if (val > INT_MAX)
 		return -EINVAL;
-	atomic_set(&sdev->hang_next, val);
+	atomic_set((atomic_t *)data, val);
 	return 0;
 }
-DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_hang_next_fops, trn_sim_hang_next_get,
-			 trn_sim_hang_next_set, "%llu\n");
+DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_knob_fops, trn_sim_knob_get,
+			 trn_sim_knob_set, "%llu\n");
 
 static int trn_sim_jobs_executed_get(void *data, u64 *val)
 {
@@ -611,8 +652,10 @@ DEFINE_DEBUGFS_ATTRIBUTE(trn_sim_jobs_executed_fops,
  */
 void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev)
 {
-	debugfs_create_file_unsafe("hang_next", 0600, sdev->debugfs, sdev,
-				   &trn_sim_hang_next_fops);
+	debugfs_create_file_unsafe("hang_next", 0600, sdev->debugfs,
+				   &sdev->hang_next, &trn_sim_knob_fops);
+	debugfs_create_file_unsafe("late_next", 0600, sdev->debugfs,
+				   &sdev->late_next, &trn_sim_knob_fops);
 	debugfs_create_file_unsafe("jobs_executed", 0400, sdev->debugfs, sdev,
 				   &trn_sim_jobs_executed_fops);
 }

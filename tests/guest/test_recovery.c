@@ -335,6 +335,91 @@ TEST_F(rec, hang_next)
 	EXPECT_EQ(c0.failed + 1, c.failed);
 }
 
+/*
+ * The race a timeout can meet: the job finishes just as its timeout is
+ * handled, and the ring's next job has already started. The simulator's
+ * late_next makes it certain: the job stalls until its ring is reset, then
+ * finishes, and the next job runs its first command before the reset looks.
+ * Nothing may be abandoned or run twice: the late job succeeds, the next
+ * one's accumulating MATMUL (1 + 2 * 3) is applied once, and no queue is
+ * guilty.
+ */
+TEST_F(rec, finish_at_timeout)
+{
+	const float one = 1.0f, two = 2.0f, three = 3.0f;
+	struct drm_trn_queue_status st;
+	struct drm_trn_queue_create q;
+	struct trn_cmd_matmul mm = {
+		.header = TRN_CMD_HEADER(TRN_OP_MATMUL, TRN_MATMUL_ACCUMULATE,
+					 sizeof(struct trn_cmd_matmul) / 8),
+		.m = 1, .n = 1, .k = 1,
+		.a = self->data.va + 64, .b = self->data.va + 68,
+		.c = self->data.va + 72, .lda = 4, .ldb = 4, .ldc = 4,
+	};
+	struct exec_counters c0, c;
+	struct drm_trn_job jobs[2];
+	uint64_t left;
+	char path[128];
+	uint32_t out;
+	float got;
+	size_t a;
+	int i;
+
+	sim_debugfs_path(DEV, "late_next", path, sizeof(path));
+	if (access(path, W_OK))
+		SKIP(return, "no %s", path);
+	ASSERT_EQ(0, exec_counters(DEV, &c0));
+	ASSERT_EQ(0, queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, syncobj_create(self->fd, 0, &out));
+	memcpy(d32(self) + 16, &two, 4);
+	memcpy(d32(self) + 17, &three, 4);
+	memcpy(d32(self) + 18, &one, 4);
+
+	/* A count the knob cannot hold is refused and changes nothing. */
+	EXPECT_EQ(-EINVAL, sysfs_write(path, "2147483648"));
+	ASSERT_EQ(0, read_u64(path, &left));
+	EXPECT_EQ(0, left);
+	/* Both jobs in one call: the second is on the ring behind the first. */
+	ASSERT_EQ(0, sysfs_write(path, "1"));
+	a = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 20, 5);
+	job_init(&jobs[0], self->cs.va + a, (uint32_t)(self->cs.len - a));
+	a = self->cs.len;
+	ASSERT_EQ(0, cmds_raw(&self->cs, &mm, sizeof(mm)));
+	cmds_write32(&self->cs, self->data.va + 24, 6);
+	job_init(&jobs[1], self->cs.va + a, (uint32_t)(self->cs.len - a));
+	for (i = 0; i < 2; i++) {
+		jobs[i].bo_handles = (uintptr_t)self->bos;
+		jobs[i].bo_count = 2;
+	}
+	jobs[0].out_syncs = (uintptr_t)&(struct drm_trn_sync){ .handle = out };
+	jobs[0].out_count = 1;
+	ASSERT_EQ(0, submit_jobs(self->fd, q.queue_id, jobs, 2));
+
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, jobs[1].seqno,
+					WAIT_MS));
+	/* The device took the late job (it was not lost before the reset). */
+	ASSERT_EQ(0, read_u64(path, &left));
+	EXPECT_EQ(0, left);
+	EXPECT_EQ(1, syncobj_fence_status(self->fd, out));
+	EXPECT_EQ(1, timeline_fence_status(self->fd, q.syncobj, jobs[1].seqno));
+	EXPECT_EQ(5, d32(self)[5]);
+	EXPECT_EQ(6, d32(self)[6]);
+	memcpy(&got, d32(self) + 18, 4);
+	EXPECT_EQ(7.0f, got) TH_LOG("the MATMUL ran %s", got == 13.0f ?
+				    "twice" : "wrong");
+
+	ASSERT_EQ(0, queue_status(self->fd, q.queue_id, &st));
+	EXPECT_EQ(0, st.state) TH_LOG("state %#x", st.state);
+	EXPECT_EQ(0, st.jobs_failed);
+	EXPECT_EQ(0, st.resets);
+	EXPECT_EQ(jobs[1].seqno, st.completed_seqno);
+	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
+	EXPECT_EQ(c0.resets, c.resets);
+	EXPECT_EQ(c0.failed, c.failed);
+	EXPECT_EQ(c0.submitted + 2, c.submitted);
+}
+
 /* An MMU fault fails the job with -EFAULT; the queue is faulted, not guilty. */
 TEST_F(rec, mmu_fault)
 {
