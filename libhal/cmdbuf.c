@@ -73,8 +73,10 @@ _Static_assert(TRN_ISA_MAX_DIM == (1U << 16), "dimension");
 
 #define DEFAULT_CAPACITY	(64 * 1024)
 
-/* Command sizes in 8-byte words, as the header carries them. */
-#define WORDS(type)	(sizeof(struct type) / 8)
+/*
+ * Command sizes: whole 8-byte words (the header counts them) and no padding
+ * of the compiler's, so an initializer zeroes every byte it does not set.
+ */
 _Static_assert(sizeof(struct trn_cmd_nop) == 8, "nop");
 _Static_assert(sizeof(struct trn_cmd_write) == 24, "write");
 _Static_assert(sizeof(struct trn_cmd_fill) == 24, "fill");
@@ -185,26 +187,26 @@ TRN_PUBLIC trn_bo_t *trn_cmdbuf_bo(trn_cmdbuf_t *cb)
 }
 
 /*
- * Append @len bytes of a command. In a forked child the mapping is still
- * shared with the parent's buffer: writing there would corrupt the
- * parent's commands.
+ * Append @cmd, a struct trn_cmd_* of @len bytes, after filling in its
+ * header: the word every command starts with. In a forked child the
+ * mapping is still shared with the parent's buffer: writing there would
+ * corrupt the parent's commands.
  */
-static int append(trn_cmdbuf_t *cb, const void *cmd, size_t len)
+static int emit(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags, void *cmd,
+		size_t len)
 {
+	uint32_t *header = cmd;
+
 	if (!cb)
 		return -EINVAL;
 	if (trn_handle_stale(trn_bo_device(cb->bo)))
 		return -ECHILD;
 	if (cb->capacity - cb->size < len)
 		return -ENOSPC;
+	*header = htole32(TRN_CMD_HEADER(op, flags, len / 8));
 	memcpy(cb->map + cb->size, cmd, len);
 	cb->size += len;
 	return 0;
-}
-
-static uint32_t header(uint32_t op, uint32_t flags, size_t words)
-{
-	return htole32(TRN_CMD_HEADER(op, flags, words));
 }
 
 static bool bad_dim(uint32_t d)
@@ -212,23 +214,28 @@ static bool bad_dim(uint32_t d)
 	return !d || d > TRN_ISA_MAX_DIM;
 }
 
+/* UNARY, BINARY and REDUCE: an op of their enum, flags, and 2-D sizes. */
+static bool bad_elem(uint32_t op, uint32_t last_op, uint32_t flags,
+		     uint32_t valid_flags, uint32_t rows, uint32_t cols)
+{
+	return op > last_op || flags & ~valid_flags || bad_dim(rows) ||
+	       bad_dim(cols);
+}
+
 TRN_PUBLIC int trn_cmd_nop(trn_cmdbuf_t *cb)
 {
-	struct trn_cmd_nop c = { header(TRN_OP_NOP, 0, WORDS(trn_cmd_nop)), 0 };
+	struct trn_cmd_nop c = { 0 };
 
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_NOP, 0, &c, sizeof(c));
 }
 
 static int cmd_write(trn_cmdbuf_t *cb, uint32_t flags, uint64_t dst,
 		     uint64_t value)
 {
-	struct trn_cmd_write c;
+	struct trn_cmd_write c = { .dst = htole64(dst),
+				   .value = htole64(value) };
 
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_WRITE, flags, WORDS(trn_cmd_write));
-	c.dst = htole64(dst);
-	c.value = htole64(value);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_WRITE, flags, &c, sizeof(c));
 }
 
 TRN_PUBLIC int trn_cmd_write32(trn_cmdbuf_t *cb, uint64_t dst, uint32_t value)
@@ -244,14 +251,13 @@ TRN_PUBLIC int trn_cmd_write64(trn_cmdbuf_t *cb, uint64_t dst, uint64_t value)
 TRN_PUBLIC int trn_cmd_fill(trn_cmdbuf_t *cb, uint64_t dst, uint32_t pattern,
 			    uint64_t size)
 {
-	struct trn_cmd_fill c;
+	struct trn_cmd_fill c = {
+		.pattern = htole32(pattern),
+		.dst = htole64(dst),
+		.size = htole64(size),
+	};
 
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_FILL, 0, WORDS(trn_cmd_fill));
-	c.pattern = htole32(pattern);
-	c.dst = htole64(dst);
-	c.size = htole64(size);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_FILL, 0, &c, sizeof(c));
 }
 
 TRN_PUBLIC int trn_cmd_copy2d(trn_cmdbuf_t *cb, uint64_t dst,
@@ -259,17 +265,13 @@ TRN_PUBLIC int trn_cmd_copy2d(trn_cmdbuf_t *cb, uint64_t dst,
 			      uint64_t src_pitch, uint64_t width,
 			      uint64_t height)
 {
-	struct trn_cmd_copy c;
+	struct trn_cmd_copy c = {
+		.dst = htole64(dst), .dst_pitch = htole64(dst_pitch),
+		.src = htole64(src), .src_pitch = htole64(src_pitch),
+		.width = htole64(width), .height = htole64(height),
+	};
 
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_COPY, 0, WORDS(trn_cmd_copy));
-	c.dst = htole64(dst);
-	c.src = htole64(src);
-	c.width = htole64(width);
-	c.height = htole64(height);
-	c.dst_pitch = htole64(dst_pitch);
-	c.src_pitch = htole64(src_pitch);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_COPY, 0, &c, sizeof(c));
 }
 
 TRN_PUBLIC int trn_cmd_copy(trn_cmdbuf_t *cb, uint64_t dst, uint64_t src,
@@ -281,26 +283,19 @@ TRN_PUBLIC int trn_cmd_copy(trn_cmdbuf_t *cb, uint64_t dst, uint64_t src,
 
 TRN_PUBLIC int trn_cmd_timestamp(trn_cmdbuf_t *cb, uint64_t dst)
 {
-	struct trn_cmd_timestamp c;
+	struct trn_cmd_timestamp c = { .dst = htole64(dst) };
 
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_TIMESTAMP, 0, WORDS(trn_cmd_timestamp));
-	c.dst = htole64(dst);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_TIMESTAMP, 0, &c, sizeof(c));
 }
 
 static int cmd_sem(trn_cmdbuf_t *cb, uint32_t op, uint32_t sem,
 		   uint64_t value)
 {
-	struct trn_cmd_sem c;
+	struct trn_cmd_sem c = { .sem = htole32(sem), .value = htole64(value) };
 
 	if (sem >= TRN_NUM_SEMAPHORES)
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(op, 0, WORDS(trn_cmd_sem));
-	c.sem = htole32(sem);
-	c.value = htole64(value);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, op, 0, &c, sizeof(c));
 }
 
 TRN_PUBLIC int trn_cmd_sem_signal(trn_cmdbuf_t *cb, uint32_t sem,
@@ -317,16 +312,12 @@ TRN_PUBLIC int trn_cmd_sem_wait(trn_cmdbuf_t *cb, uint32_t sem,
 
 TRN_PUBLIC int trn_cmd_call(trn_cmdbuf_t *cb, uint64_t va, uint64_t size)
 {
-	struct trn_cmd_call c;
+	struct trn_cmd_call c = { .va = htole64(va), .size = htole64(size) };
 
 	/* Commands are whole 8-byte words starting 8-byte aligned. */
 	if (!size || size % 8 || va % 8)
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_CALL, 0, WORDS(trn_cmd_call));
-	c.va = htole64(va);
-	c.size = htole64(size);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_CALL, 0, &c, sizeof(c));
 }
 
 #define MATMUL_FLAGS	(TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE | \
@@ -340,40 +331,34 @@ TRN_PUBLIC int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm)
 	    bad_dim(mm->m) || bad_dim(mm->n) || bad_dim(mm->k) ||
 	    (uint64_t)mm->k * mm->n * 4 > TRN_ISA_MAX_MATMUL_B_BYTES)
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_MATMUL, mm->flags, WORDS(trn_cmd_matmul));
-	c.m = htole32(mm->m);
-	c.n = htole32(mm->n);
-	c.k = htole32(mm->k);
-	c.a = htole64(mm->a);
-	c.b = htole64(mm->b);
-	c.c = htole64(mm->c);
-	c.lda = htole64(mm->lda);
-	c.ldb = htole64(mm->ldb);
-	c.ldc = htole64(mm->ldc);
-	return append(cb, &c, sizeof(c));
+	c = (struct trn_cmd_matmul){
+		.m = htole32(mm->m), .n = htole32(mm->n), .k = htole32(mm->k),
+		.a = htole64(mm->a), .lda = htole64(mm->lda),
+		.b = htole64(mm->b), .ldb = htole64(mm->ldb),
+		.c = htole64(mm->c), .ldc = htole64(mm->ldc),
+	};
+	return emit(cb, TRN_OP_MATMUL, mm->flags, &c, sizeof(c));
 }
 
+/*
+ * Element-wise commands: each operand next to its row pitch, as in the
+ * arguments (the structs hold the addresses first, then the pitches).
+ */
 TRN_PUBLIC int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
 			     uint32_t rows, uint32_t cols, uint64_t dst,
 			     uint64_t dst_pitch, uint64_t src,
 			     uint64_t src_pitch)
 {
-	struct trn_cmd_unary c;
+	struct trn_cmd_unary c = {
+		.op = htole32(op), .rows = htole32(rows), .cols = htole32(cols),
+		.dst = htole64(dst), .dst_pitch = htole64(dst_pitch),
+		.src = htole64(src), .src_pitch = htole64(src_pitch),
+	};
 
-	if (op > TRN_UNARY_RELU_GRAD || flags & ~TRN_ELEM_DST_BF16 ||
-	    bad_dim(rows) || bad_dim(cols))
+	if (bad_elem(op, TRN_UNARY_RELU_GRAD, flags, TRN_ELEM_DST_BF16,
+		     rows, cols))
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_UNARY, flags, WORDS(trn_cmd_unary));
-	c.op = htole32(op);
-	c.rows = htole32(rows);
-	c.cols = htole32(cols);
-	c.dst = htole64(dst);
-	c.src = htole64(src);
-	c.dst_pitch = htole64(dst_pitch);
-	c.src_pitch = htole64(src_pitch);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_UNARY, flags, &c, sizeof(c));
 }
 
 TRN_PUBLIC int trn_cmd_binary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
@@ -381,41 +366,31 @@ TRN_PUBLIC int trn_cmd_binary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
 			      uint64_t dst_pitch, uint64_t a, uint64_t a_pitch,
 			      uint64_t b, uint64_t b_pitch)
 {
-	struct trn_cmd_binary c;
+	struct trn_cmd_binary c = {
+		.op = htole32(op), .rows = htole32(rows), .cols = htole32(cols),
+		.dst = htole64(dst), .dst_pitch = htole64(dst_pitch),
+		.a = htole64(a), .a_pitch = htole64(a_pitch),
+		.b = htole64(b), .b_pitch = htole64(b_pitch),
+	};
 
-	if (op > TRN_BINARY_MIN ||
-	    flags & ~(TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW) ||
-	    bad_dim(rows) || bad_dim(cols))
+	if (bad_elem(op, TRN_BINARY_MIN, flags,
+		     TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW, rows, cols))
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_BINARY, flags, WORDS(trn_cmd_binary));
-	c.op = htole32(op);
-	c.rows = htole32(rows);
-	c.cols = htole32(cols);
-	c.dst = htole64(dst);
-	c.a = htole64(a);
-	c.b = htole64(b);
-	c.dst_pitch = htole64(dst_pitch);
-	c.a_pitch = htole64(a_pitch);
-	c.b_pitch = htole64(b_pitch);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_BINARY, flags, &c, sizeof(c));
 }
 
+/* REDUCE writes one f32 per row: dst has no pitch. */
 TRN_PUBLIC int trn_cmd_reduce(trn_cmdbuf_t *cb, uint32_t op, uint32_t rows,
 			      uint32_t cols, uint64_t dst, uint64_t src,
 			      uint64_t src_pitch)
 {
-	struct trn_cmd_reduce c;
+	struct trn_cmd_reduce c = {
+		.op = htole32(op), .rows = htole32(rows), .cols = htole32(cols),
+		.dst = htole64(dst),
+		.src = htole64(src), .src_pitch = htole64(src_pitch),
+	};
 
-	if (op > TRN_REDUCE_MAX || bad_dim(rows) || bad_dim(cols))
+	if (bad_elem(op, TRN_REDUCE_MAX, 0, 0, rows, cols))
 		return -EINVAL;
-	memset(&c, 0, sizeof(c));
-	c.header = header(TRN_OP_REDUCE, 0, WORDS(trn_cmd_reduce));
-	c.op = htole32(op);
-	c.rows = htole32(rows);
-	c.cols = htole32(cols);
-	c.dst = htole64(dst);
-	c.src = htole64(src);
-	c.src_pitch = htole64(src_pitch);
-	return append(cb, &c, sizeof(c));
+	return emit(cb, TRN_OP_REDUCE, 0, &c, sizeof(c));
 }

@@ -29,8 +29,12 @@ static int op_stream(eager_stream_t **s, unsigned int n,
 	return *s ? 0 : -ENODEV;
 }
 
+/*
+ * Begin recording an op on @ts and on @tmp, a temporary of the op's (NULL:
+ * none): list their buffers for the job.
+ */
 static int use_all(eager_stream_t *s, unsigned int n,
-		   const eager_tensor_t *const *ts)
+		   const eager_tensor_t *const *ts, const eager_tensor_t *tmp)
 {
 	unsigned int i;
 	int ret = 0;
@@ -38,7 +42,15 @@ static int use_all(eager_stream_t *s, unsigned int n,
 	eager_op_begin(s);
 	for (i = 0; !ret && i < n; i++)
 		ret = eager_op_use(s, ts[i]->block);
+	if (!ret && tmp)
+		ret = eager_op_use(s, tmp->block);
 	return ret;
+}
+
+/* After recording an op: its error, or else the stream's flush policy's. */
+static int op_end(eager_stream_t *s, int ret)
+{
+	return ret ? ret : eager_op_end(s);
 }
 
 static uint32_t dst_flags(const eager_tensor_t *out)
@@ -53,6 +65,12 @@ static bool same_storage(const eager_tensor_t *a, const eager_tensor_t *b)
 
 /* ---- emitters: split rows into commands of at most MAX_DIM rows ---- */
 
+/* Rows of the next command when @left rows remain. */
+static int64_t chunk(int64_t left)
+{
+	return left < MAX_DIM ? left : MAX_DIM;
+}
+
 static int unary_rows(eager_stream_t *s, uint32_t op, uint32_t flags,
 		      int64_t rows, int64_t cols, uint64_t dst,
 		      uint64_t dst_pitch, uint64_t src, uint64_t src_pitch)
@@ -61,7 +79,7 @@ static int unary_rows(eager_stream_t *s, uint32_t op, uint32_t flags,
 	int ret = 0;
 
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
-		nr = rows - r0 < MAX_DIM ? rows - r0 : MAX_DIM;
+		nr = chunk(rows - r0);
 		EAGER_EMIT(ret, s, trn_cmd_unary(eager_cmdbuf(s), op, flags,
 				(uint32_t)nr, (uint32_t)cols,
 				dst + r0 * dst_pitch, dst_pitch,
@@ -79,7 +97,7 @@ static int binary_rows(eager_stream_t *s, uint32_t op, uint32_t flags,
 	int ret = 0;
 
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
-		nr = rows - r0 < MAX_DIM ? rows - r0 : MAX_DIM;
+		nr = chunk(rows - r0);
 		EAGER_EMIT(ret, s, trn_cmd_binary(eager_cmdbuf(s), op, flags,
 				(uint32_t)nr, (uint32_t)cols,
 				dst + r0 * dst_pitch, dst_pitch,
@@ -96,7 +114,7 @@ static int reduce_rows(eager_stream_t *s, uint32_t op, int64_t rows,
 	int ret = 0;
 
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
-		nr = rows - r0 < MAX_DIM ? rows - r0 : MAX_DIM;
+		nr = chunk(rows - r0);
 		EAGER_EMIT(ret, s, trn_cmd_reduce(eager_cmdbuf(s), op,
 				(uint32_t)nr, (uint32_t)cols, dst + r0 * 4,
 				src + r0 * cols * 4, (uint64_t)cols * 4));
@@ -157,9 +175,8 @@ static int binary(eager_tensor_t *out, const eager_tensor_t *a,
 	int64_t rows, cols;
 	eager_stream_t *s;
 	uint32_t flags;
-	int ret;
+	int ret = op_stream(&s, 3, ts);
 
-	ret = op_stream(&s, 3, ts);
 	if (ret)
 		return ret;
 	if (a->dtype != EAGER_F32 || b->dtype != EAGER_F32 ||
@@ -182,7 +199,7 @@ static int binary(eager_tensor_t *out, const eager_tensor_t *a,
 		mode = B_PER_ROW;
 	else
 		return -EINVAL;
-	ret = use_all(s, 3, ts);
+	ret = use_all(s, 3, ts, NULL);
 	if (ret)
 		return ret;
 	if (mode == B_FULL || mode == B_SCALAR)
@@ -198,7 +215,7 @@ static int binary(eager_tensor_t *out, const eager_tensor_t *a,
 		ret = binary_rows(s, op, flags | TRN_BINARY_B_PER_ROW, rows,
 				  cols, out->va, (uint64_t)cols * des, a->va,
 				  (uint64_t)cols * 4, b->va, 4);
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 int eager_add(eager_tensor_t *out, const eager_tensor_t *a,
@@ -230,14 +247,13 @@ int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha)
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_stream_t *s;
 	uint64_t k;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (x->dtype != EAGER_F32 || out->numel != x->numel)
 		return -EINVAL;
-	ret = use_all(s, 2, ts);
+	ret = use_all(s, 2, ts, NULL);
 	if (!ret)
 		ret = eager_scalar(s, alpha, &k);
 	if (!ret)
@@ -245,16 +261,15 @@ int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha)
 				  out->va,
 				  (unsigned int)eager_dtype_size(out->dtype),
 				  x->va, k, true);
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 static int unary(eager_tensor_t *out, const eager_tensor_t *x, uint32_t op)
 {
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_stream_t *s;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (x->dtype != EAGER_F32 || out->numel != x->numel ||
@@ -263,12 +278,12 @@ static int unary(eager_tensor_t *out, const eager_tensor_t *x, uint32_t op)
 	/* In place with a narrower destination would overrun the source. */
 	if (same_storage(out, x) && out->dtype != x->dtype)
 		return -EINVAL;
-	ret = use_all(s, 2, ts);
+	ret = use_all(s, 2, ts, NULL);
 	if (!ret)
 		ret = unary_flat(s, op, dst_flags(out), x->numel, out->va,
 				 (unsigned int)eager_dtype_size(out->dtype),
 				 x->va);
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 int eager_relu(eager_tensor_t *out, const eager_tensor_t *x)
@@ -293,9 +308,8 @@ int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 	eager_tensor_t *mask = NULL;
 	eager_stream_t *s;
 	uint64_t mva;
-	int ret;
+	int ret = op_stream(&s, 3, ts);
 
-	ret = op_stream(&s, 3, ts);
 	if (ret)
 		return ret;
 	if (out->dtype != EAGER_F32 || grad->dtype != EAGER_F32 ||
@@ -312,9 +326,7 @@ int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 	} else {
 		mva = out->va;
 	}
-	ret = use_all(s, 3, ts);
-	if (!ret && mask)
-		ret = eager_op_use(s, mask->block);
+	ret = use_all(s, 3, ts, mask);
 	/* mask = (x > 0), then out = mask * grad (both exact). */
 	if (!ret)
 		ret = unary_flat(s, TRN_UNARY_RELU_GRAD, 0, x->numel, mva, 4,
@@ -322,8 +334,7 @@ int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 	if (!ret)
 		ret = binary_flat(s, TRN_BINARY_MUL, 0, x->numel, out->va, 4,
 				  mva, grad->va, false);
-	if (!ret)
-		ret = eager_op_end(s);
+	ret = op_end(s, ret);
 	eager_free(mask);	/* same stream reuses it in order */
 	return ret;
 }
@@ -331,16 +342,18 @@ int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 {
 	const eager_tensor_t *ts[2] = { out, x };
-	int64_t rows = eager_rows(x), cols = eager_cols(x);
 	eager_tensor_t *t = NULL;
 	eager_stream_t *s;
-	int64_t r0, nr;
-	uint64_t pitch = (uint64_t)cols * 4, o, i;
-	int ret;
+	int64_t rows, cols, r0, nr;
+	uint64_t pitch, o, i;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
+	/* Only now is @x known to be a tensor. */
+	rows = eager_rows(x);
+	cols = eager_cols(x);
+	pitch = (uint64_t)cols * 4;
 	if (x->dtype != EAGER_F32 || out->dtype != EAGER_F32 ||
 	    out->numel != x->numel || eager_cols(out) != cols ||
 	    cols > MAX_DIM || (same_storage(out, x) && out->va != x->va))
@@ -348,11 +361,9 @@ int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 	ret = eager_tensor_new(x->device, EAGER_F32, 1, &rows, &t);
 	if (ret)
 		return ret;
-	ret = use_all(s, 2, ts);
-	if (!ret)
-		ret = eager_op_use(s, t->block);
+	ret = use_all(s, 2, ts, t);
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
-		nr = rows - r0 < MAX_DIM ? rows - r0 : MAX_DIM;
+		nr = chunk(rows - r0);
 		o = out->va + r0 * pitch;
 		i = x->va + r0 * pitch;
 		/* t = max_c x; out = exp(x - t); t = sum_c out; out /= t */
@@ -371,39 +382,43 @@ int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 					  TRN_BINARY_B_PER_ROW, nr, cols, o,
 					  pitch, o, pitch, t->va, 4);
 	}
-	if (!ret)
-		ret = eager_op_end(s);
+	ret = op_end(s, ret);
 	eager_free(t);
 	return ret;
 }
 
 /* ---- matmul, sums, transposes ---- */
 
-/* out[m][n] = a[m][k] @ b[k][n], pitches from the stored shapes. */
-static int record_matmul(eager_stream_t *s, eager_tensor_t *out,
-			 const eager_tensor_t *a, const eager_tensor_t *b,
-			 uint32_t m, uint32_t n, uint32_t k, uint32_t flags)
+/* out[m][n] = a[m][k] @ b[k][n] into @mm, pitches from the stored shapes. */
+static void matmul_of(struct trn_matmul *mm, const eager_tensor_t *out,
+		      const eager_tensor_t *a, const eager_tensor_t *b,
+		      uint32_t m, uint32_t n, uint32_t k, uint32_t flags)
 {
-	const eager_tensor_t *ts[3] = { out, a, b };
 	unsigned int es = (unsigned int)eager_dtype_size(a->dtype);
-	struct trn_matmul mm;
-	int ret;
 
-	memset(&mm, 0, sizeof(mm));
-	mm.m = m;
-	mm.n = n;
-	mm.k = k;
-	mm.flags = flags | (a->dtype == EAGER_BF16 ? TRN_MATMUL_BF16 : 0);
-	mm.a = a->va;
-	mm.lda = (uint64_t)eager_cols(a) * es;
-	mm.b = b->va;
-	mm.ldb = (uint64_t)eager_cols(b) * es;
-	mm.c = out->va;
-	mm.ldc = (uint64_t)n * 4;
-	ret = use_all(s, 3, ts);
+	memset(mm, 0, sizeof(*mm));
+	mm->m = m;
+	mm->n = n;
+	mm->k = k;
+	mm->flags = flags | (a->dtype == EAGER_BF16 ? TRN_MATMUL_BF16 : 0);
+	mm->a = a->va;
+	mm->lda = (uint64_t)eager_cols(a) * es;
+	mm->b = b->va;
+	mm->ldb = (uint64_t)eager_cols(b) * es;
+	mm->c = out->va;
+	mm->ldc = (uint64_t)n * 4;
+}
+
+/* The op @mm on @ts and the temporary @tmp (as use_all()). */
+static int record_matmul(eager_stream_t *s, const struct trn_matmul *mm,
+			 unsigned int n, const eager_tensor_t *const *ts,
+			 const eager_tensor_t *tmp)
+{
+	int ret = use_all(s, n, ts, tmp);
+
 	if (!ret)
-		EAGER_EMIT(ret, s, trn_cmd_matmul(eager_cmdbuf(s), &mm));
-	return ret ? ret : eager_op_end(s);
+		EAGER_EMIT(ret, s, trn_cmd_matmul(eager_cmdbuf(s), mm));
+	return op_end(s, ret);
 }
 
 /* A new tensor holding x transposed. */
@@ -427,12 +442,12 @@ int eager_matmul(eager_tensor_t *out, const eager_tensor_t *a,
 {
 	const eager_tensor_t *ts[3] = { out, a, b };
 	eager_tensor_t *at = NULL, *bt = NULL;
+	struct trn_matmul mm;
 	int64_t m, n, k, kb;
 	uint32_t hw = 0;
 	eager_stream_t *s;
-	int ret;
+	int ret = op_stream(&s, 3, ts);
 
-	ret = op_stream(&s, 3, ts);
 	if (ret)
 		return ret;
 	if (flags & ~(EAGER_TRANS_A | EAGER_TRANS_B | EAGER_ACCUMULATE) ||
@@ -474,8 +489,10 @@ int eager_matmul(eager_tensor_t *out, const eager_tensor_t *a,
 				b = bt;
 		}
 	}
-	ret = record_matmul(s, out, a, b, (uint32_t)m, (uint32_t)n,
-			    (uint32_t)k, hw);
+	matmul_of(&mm, out, a, b, (uint32_t)m, (uint32_t)n, (uint32_t)k, hw);
+	ts[1] = a;	/* the transposed copies if any: those are read */
+	ts[2] = b;
+	ret = record_matmul(s, &mm, 3, ts, NULL);
 out:
 	eager_free(at);
 	eager_free(bt);
@@ -485,25 +502,27 @@ out:
 int eager_sum(eager_tensor_t *out, const eager_tensor_t *x, int dim)
 {
 	const eager_tensor_t *ts[2] = { out, x };
-	int64_t rows = eager_rows(x), cols = eager_cols(x);
 	eager_tensor_t *ones = NULL;
+	struct trn_matmul mm;
 	eager_stream_t *s;
-	int ret;
+	int64_t rows, cols;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
+	rows = eager_rows(x);
+	cols = eager_cols(x);
 	if (x->dtype != EAGER_F32 || out->dtype != EAGER_F32 ||
 	    same_storage(out, x) || cols > MAX_DIM)
 		return -EINVAL;
 	if (dim == -1 || dim == x->ndim - 1) {
 		if (out->numel != rows)
 			return -EINVAL;
-		ret = use_all(s, 2, ts);
+		ret = use_all(s, 2, ts, NULL);
 		if (!ret)
 			ret = reduce_rows(s, TRN_REDUCE_SUM, rows, cols,
 					  out->va, x->va);
-		return ret ? ret : eager_op_end(s);
+		return op_end(s, ret);
 	}
 	if (dim != 0 || out->numel != cols || rows > MAX_DIM ||
 	    (uint64_t)rows * cols * 4 > MATMUL_B_MAX)
@@ -514,26 +533,9 @@ int eager_sum(eager_tensor_t *out, const eager_tensor_t *x, int dim)
 		return ret;
 	ret = eager_fill(ones, 1.0f);
 	if (!ret) {
-		struct trn_matmul mm;
-
-		memset(&mm, 0, sizeof(mm));
-		mm.m = 1;
-		mm.n = (uint32_t)cols;
-		mm.k = (uint32_t)rows;
-		mm.a = ones->va;
-		mm.lda = (uint64_t)rows * 4;
-		mm.b = x->va;
-		mm.ldb = (uint64_t)cols * 4;
-		mm.c = out->va;
-		mm.ldc = (uint64_t)cols * 4;
-		ret = use_all(s, 2, ts);
-		if (!ret)
-			ret = eager_op_use(s, ones->block);
-		if (!ret)
-			EAGER_EMIT(ret, s, trn_cmd_matmul(eager_cmdbuf(s),
-							  &mm));
-		if (!ret)
-			ret = eager_op_end(s);
+		matmul_of(&mm, out, ones, x, 1, (uint32_t)cols, (uint32_t)rows,
+			  0);
+		ret = record_matmul(s, &mm, 2, ts, ones);
 	}
 	eager_free(ones);
 	return ret;
@@ -545,9 +547,8 @@ int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x)
 	int64_t r, c, i;
 	uint64_t es;
 	eager_stream_t *s;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (x->ndim != 2 || out->ndim != 2 || out->dtype != x->dtype ||
@@ -557,7 +558,7 @@ int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x)
 	r = x->shape[0];
 	c = x->shape[1];
 	es = eager_dtype_size(x->dtype);
-	ret = use_all(s, 2, ts);
+	ret = use_all(s, 2, ts, NULL);
 	/*
 	 * One strided COPY per row or per column, whichever there are fewer
 	 * of: element (i, j) goes from x + (i * c + j) * es to
@@ -573,7 +574,7 @@ int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x)
 			EAGER_EMIT(ret, s, trn_cmd_copy2d(eager_cmdbuf(s),
 					out->va + i * r * es, es,
 					x->va + i * es, c * es, es, r));
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 /* ---- data movement ---- */
@@ -584,9 +585,8 @@ int eager_fill(eager_tensor_t *t, float value)
 	eager_stream_t *s;
 	uint32_t pattern;
 	uint16_t h;
-	int ret;
+	int ret = op_stream(&s, 1, ts);
 
-	ret = op_stream(&s, 1, ts);
 	if (ret)
 		return ret;
 	if (t->dtype == EAGER_BF16) {
@@ -595,21 +595,20 @@ int eager_fill(eager_tensor_t *t, float value)
 	} else {
 		memcpy(&pattern, &value, 4);
 	}
-	ret = use_all(s, 1, ts);
+	ret = use_all(s, 1, ts, NULL);
 	/* FILL works in words; the block's size class covers the tail. */
 	if (!ret)
 		EAGER_EMIT(ret, s, trn_cmd_fill(eager_cmdbuf(s), t->va,
 				pattern, (t->nbytes + 3) & ~3ULL));
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 int eager_copy(eager_tensor_t *out, const eager_tensor_t *x)
 {
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_stream_t *s;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (out->dtype != x->dtype || out->numel != x->numel)
@@ -618,27 +617,26 @@ int eager_copy(eager_tensor_t *out, const eager_tensor_t *x)
 		return 0;
 	if (same_storage(out, x))
 		return -EINVAL;
-	ret = use_all(s, 2, ts);
+	ret = use_all(s, 2, ts, NULL);
 	if (!ret)
 		EAGER_EMIT(ret, s, trn_cmd_copy(eager_cmdbuf(s), out->va,
 						 x->va, x->nbytes));
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 int eager_cast(eager_tensor_t *out, const eager_tensor_t *x)
 {
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_stream_t *s;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (out->numel != x->numel || same_storage(out, x))
 		return -EINVAL;
 	if (out->dtype == x->dtype)
 		return eager_copy(out, x);
-	ret = use_all(s, 2, ts);
+	ret = use_all(s, 2, ts, NULL);
 	if (ret)
 		return ret;
 	if (x->dtype == EAGER_F32) {
@@ -657,7 +655,7 @@ int eager_cast(eager_tensor_t *out, const eager_tensor_t *x)
 					out->va + 2, 4, x->va, 2, 2,
 					(uint64_t)x->numel));
 	}
-	return ret ? ret : eager_op_end(s);
+	return op_end(s, ret);
 }
 
 int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr)
@@ -666,9 +664,8 @@ int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr)
 	eager_tensor_t *step = NULL;
 	eager_stream_t *s;
 	uint64_t k;
-	int ret;
+	int ret = op_stream(&s, 2, ts);
 
-	ret = op_stream(&s, 2, ts);
 	if (ret)
 		return ret;
 	if (w->dtype != EAGER_F32 || g->dtype != EAGER_F32 ||
@@ -677,9 +674,7 @@ int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr)
 	ret = eager_tensor_new(w->device, EAGER_F32, w->ndim, w->shape, &step);
 	if (ret)
 		return ret;
-	ret = use_all(s, 2, ts);
-	if (!ret)
-		ret = eager_op_use(s, step->block);
+	ret = use_all(s, 2, ts, step);
 	if (!ret)
 		ret = eager_scalar(s, lr, &k);
 	/* step = g * lr; w = w - step (two roundings, as documented). */
@@ -689,8 +684,7 @@ int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr)
 	if (!ret)
 		ret = binary_flat(s, TRN_BINARY_SUB, 0, w->numel, w->va, 4,
 				  w->va, step->va, false);
-	if (!ret)
-		ret = eager_op_end(s);
+	ret = op_end(s, ret);
 	eager_free(step);
 	return ret;
 }

@@ -302,6 +302,12 @@ TEST_F(rt, reductions_softmax_backward_sgd)
 	eref_sum(&rcl, &rx, 0);
 	EXPECT_EQ(0, bad_values(cols, &rcl));
 
+	/* A missing tensor is refused, not dereferenced. */
+	EXPECT_EQ(-EINVAL, eager_sum(rows, NULL, -1));
+	EXPECT_EQ(-EINVAL, eager_sum(NULL, x, -1));
+	EXPECT_EQ(-EINVAL, eager_softmax(out, NULL));
+	EXPECT_EQ(-EINVAL, eager_softmax(NULL, x));
+
 	ASSERT_EQ(0, eager_softmax(out, x));
 	ASSERT_EQ(0, eref_softmax(&ro, &rx));
 	EXPECT_EQ(0, bad_values(out, &ro));
@@ -488,15 +494,17 @@ TEST_F(rt, allocator_release_on_exhaustion)
 }
 
 /*
- * A long job on the current stream (about a second under emulation, well
- * below the driver's 5 s timeout): C[256][512] = A[256][512] @ B[512][512].
+ * A long job on the current stream: C[128][512] = A[128][512] @ B[512][512],
+ * about half a second under emulation. Long enough for the host to record
+ * a few ops meanwhile, and a tenth of the driver's 5 s job timeout so that
+ * a loaded machine (once seen to stretch it fivefold) cannot time it out.
  */
 static int long_job(eager_tensor_t **a, eager_tensor_t **b,
 		    eager_tensor_t **c)
 {
-	*a = empty2(256, 512, EAGER_F32);
+	*a = empty2(128, 512, EAGER_F32);
 	*b = empty2(512, 512, EAGER_F32);
-	*c = empty2(256, 512, EAGER_F32);
+	*c = empty2(128, 512, EAGER_F32);
 	if (!*a || !*b || !*c || eager_fill(*a, 0.5f) || eager_fill(*b, 0.25f))
 		return -ENOMEM;
 	return eager_matmul(*c, *a, *b, 0);
@@ -523,7 +531,7 @@ TEST_F(rt, allocator_stream_safety)
 	cva = c->va;
 	eager_free(c);		/* the matmul still writes it */
 	ASSERT_EQ(0, eager_set_current_stream(TRN0, s2));
-	d = empty2(256, 512, EAGER_F32);
+	d = empty2(128, 512, EAGER_F32);
 	ASSERT_NE(NULL, d);
 	if (trn_fence_status(&f) != 1)
 		TH_LOG("the long job finished early: ordering not observed");
@@ -531,7 +539,7 @@ TEST_F(rt, allocator_stream_safety)
 		EXPECT_NE(cva, d->va);
 	/* On s1 itself the block is safe to reuse at once: stream order. */
 	ASSERT_EQ(0, eager_set_current_stream(TRN0, s1));
-	e = empty2(256, 512, EAGER_F32);
+	e = empty2(128, 512, EAGER_F32);
 	ASSERT_NE(NULL, e);
 	EXPECT_EQ(cva, e->va);
 	ASSERT_EQ(0, eager_stream_synchronize(s1));
@@ -621,7 +629,7 @@ TEST_F(rt, cross_stream_wait)
 	ASSERT_EQ(0, long_job(&a, &b, &c));
 	ASSERT_EQ(0, eager_event_record(done, s1));
 	ASSERT_EQ(0, eager_set_current_stream(TRN0, s2));
-	copy = empty2(256, 512, EAGER_F32);
+	copy = empty2(128, 512, EAGER_F32);
 	ASSERT_NE(NULL, copy);
 	ASSERT_EQ(0, eager_stream_wait_event(s2, done));
 	ASSERT_EQ(0, eager_copy(copy, c));

@@ -1604,11 +1604,29 @@ static void put32(struct expect *e, uint32_t v)
 		e->b[e->n++] = (uint8_t)(v >> (8 * i));
 }
 
-static void put64(struct expect *e, uint64_t v)
+static void put32s(struct expect *e, const uint32_t *v, size_t n)
 {
-	put32(e, (uint32_t)v);
-	put32(e, (uint32_t)(v >> 32));
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		put32(e, v[i]);
 }
+
+static void put64s(struct expect *e, const uint64_t *v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		put32(e, (uint32_t)v[i]);
+		put32(e, (uint32_t)(v[i] >> 32));
+	}
+}
+
+/* A command's fields in order, one macro per run of 32- or 64-bit ones. */
+#define PUT32(e, ...)	put32s(e, (const uint32_t[]){ __VA_ARGS__ },	\
+			       sizeof((uint32_t[]){ __VA_ARGS__ }) / 4)
+#define PUT64(e, ...)	put64s(e, (const uint64_t[]){ __VA_ARGS__ },	\
+			       sizeof((uint64_t[]){ __VA_ARGS__ }) / 8)
 
 /* The bytes recorded in @cb through its CPU mapping. */
 static const uint8_t *cb_bytes(trn_cmdbuf_t *cb)
@@ -1670,58 +1688,35 @@ static void test_cmd_encoding(void)
 
 	memset(&e, 0, sizeof(e));
 	CHECK_INT(trn_cmd_nop(cb), 0);
-	put32(&e, 0x00010000);
-	put32(&e, 0);
+	PUT32(&e, 0x00010000, 0);
 	CHECK_INT(trn_cmd_write32(cb, 0x1122334455667788ULL, 0xdeadbeef), 0);
-	put32(&e, 0x00030001);
-	put32(&e, 0);
-	put64(&e, 0x1122334455667788ULL);
-	put64(&e, 0xdeadbeefULL);
+	PUT32(&e, 0x00030001, 0);
+	PUT64(&e, 0x1122334455667788ULL, 0xdeadbeefULL);
 	CHECK_INT(trn_cmd_write64(cb, 0x1000, 0x0102030405060708ULL), 0);
-	put32(&e, 0x00030101);
-	put32(&e, 0);
-	put64(&e, 0x1000);
-	put64(&e, 0x0102030405060708ULL);
+	PUT32(&e, 0x00030101, 0);
+	PUT64(&e, 0x1000, 0x0102030405060708ULL);
 	CHECK_INT(trn_cmd_fill(cb, 0x2000, 0xa5a5a5a5, 0x300), 0);
-	put32(&e, 0x00030002);
-	put32(&e, 0xa5a5a5a5);
-	put64(&e, 0x2000);
-	put64(&e, 0x300);
+	PUT32(&e, 0x00030002, 0xa5a5a5a5);
+	PUT64(&e, 0x2000, 0x300);
 	CHECK_INT(trn_cmd_copy(cb, 0x3000, 0x4000, 0x123), 0);
-	put32(&e, 0x00070003);
-	put32(&e, 0);
-	put64(&e, 0x3000);	/* dst */
-	put64(&e, 0x4000);	/* src */
-	put64(&e, 0x123);	/* width */
-	put64(&e, 1);		/* height */
-	put64(&e, 0x123);	/* dst_pitch */
-	put64(&e, 0x123);	/* src_pitch */
+	PUT32(&e, 0x00070003, 0);
+	/* dst, src, width, height, dst_pitch, src_pitch */
+	PUT64(&e, 0x3000, 0x4000, 0x123, 1, 0x123, 0x123);
 	CHECK_INT(trn_cmd_copy2d(cb, 0x5000, 0x200, 0x6000, 0x400, 0x80, 7), 0);
-	put32(&e, 0x00070003);
-	put32(&e, 0);
-	put64(&e, 0x5000);
-	put64(&e, 0x6000);
-	put64(&e, 0x80);
-	put64(&e, 7);
-	put64(&e, 0x200);
-	put64(&e, 0x400);
+	PUT32(&e, 0x00070003, 0);
+	PUT64(&e, 0x5000, 0x6000, 0x80, 7, 0x200, 0x400);
 	CHECK_INT(trn_cmd_timestamp(cb, 0x7008), 0);
-	put32(&e, 0x00020004);
-	put32(&e, 0);
-	put64(&e, 0x7008);
+	PUT32(&e, 0x00020004, 0);
+	PUT64(&e, 0x7008);
 	CHECK_INT(trn_cmd_sem_signal(cb, 255, 0xfffffffffULL), 0);
-	put32(&e, 0x00020005);
-	put32(&e, 255);
-	put64(&e, 0xfffffffffULL);
+	PUT32(&e, 0x00020005, 255);
+	PUT64(&e, 0xfffffffffULL);
 	CHECK_INT(trn_cmd_sem_wait(cb, 3, 42), 0);
-	put32(&e, 0x00020006);
-	put32(&e, 3);
-	put64(&e, 42);
+	PUT32(&e, 0x00020006, 3);
+	PUT64(&e, 42);
 	CHECK_INT(trn_cmd_call(cb, 0x8000, 0x40), 0);
-	put32(&e, 0x00030007);
-	put32(&e, 0);
-	put64(&e, 0x8000);
-	put64(&e, 0x40);
+	PUT32(&e, 0x00030007, 0);
+	PUT64(&e, 0x8000, 0x40);
 	check_bytes(cb, &e, __LINE__);
 	CHECK_INT(trn_cmdbuf_tail_va(cb), info.va + e.n);
 
@@ -1737,133 +1732,59 @@ static void test_cmd_encoding(void)
 	mm.c = 0xc000;
 	mm.ldc = 0x40000;
 	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
-	put32(&e, 0x00080310);
-	put32(&e, 3);
-	put32(&e, 65536);
-	put32(&e, 256);
-	put64(&e, 0xa000);	/* a */
-	put64(&e, 0xb000);	/* b */
-	put64(&e, 0xc000);	/* c */
-	put64(&e, 0x200);	/* lda */
-	put64(&e, 0x40000);	/* ldb */
-	put64(&e, 0x40000);	/* ldc */
+	PUT32(&e, 0x00080310, 3, 65536, 256);
+	/* a, b, c, lda, ldb, ldc */
+	PUT64(&e, 0xa000, 0xb000, 0xc000, 0x200, 0x40000, 0x40000);
 	CHECK_INT(trn_cmd_unary(cb, TRN_UNARY_RELU_GRAD, TRN_ELEM_DST_BF16, 4,
 				65536, 0xd000, 0x100, 0xe000, 0), 0);
-	put32(&e, 0x00060111);
-	put32(&e, 9);
-	put32(&e, 4);
-	put32(&e, 65536);
-	put64(&e, 0xd000);	/* dst */
-	put64(&e, 0xe000);	/* src */
-	put64(&e, 0x100);	/* dst_pitch */
-	put64(&e, 0);		/* src_pitch */
+	PUT32(&e, 0x00060111, 9, 4, 65536);
+	/* dst, src, dst_pitch, src_pitch */
+	PUT64(&e, 0xd000, 0xe000, 0x100, 0);
 	CHECK_INT(trn_cmd_binary(cb, TRN_BINARY_MIN,
 				 TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW, 1, 2,
 				 0xf000, 8, 0x10000, 16, 0x11000, 4), 0);
-	put32(&e, 0x00080312);
-	put32(&e, 5);
-	put32(&e, 1);
-	put32(&e, 2);
-	put64(&e, 0xf000);	/* dst */
-	put64(&e, 0x10000);	/* a */
-	put64(&e, 0x11000);	/* b */
-	put64(&e, 8);		/* dst_pitch */
-	put64(&e, 16);		/* a_pitch */
-	put64(&e, 4);		/* b_pitch */
+	PUT32(&e, 0x00080312, 5, 1, 2);
+	/* dst, a, b, dst_pitch, a_pitch, b_pitch */
+	PUT64(&e, 0xf000, 0x10000, 0x11000, 8, 16, 4);
 	CHECK_INT(trn_cmd_reduce(cb, TRN_REDUCE_MAX, 5, 6, 0x12000, 0x13000,
 				 0x18), 0);
-	put32(&e, 0x00050013);
-	put32(&e, 1);
-	put32(&e, 5);
-	put32(&e, 6);
-	put64(&e, 0x12000);	/* dst */
-	put64(&e, 0x13000);	/* src */
-	put64(&e, 0x18);	/* src_pitch */
+	PUT32(&e, 0x00050013, 1, 5, 6);
+	/* dst, src, src_pitch */
+	PUT64(&e, 0x12000, 0x13000, 0x18);
 	CHECK_INT(trn_cmd_unary(cb, TRN_UNARY_COPY, 0, 1, 1, 1, 2, 3, 4), 0);
-	put32(&e, 0x00060011);
-	put32(&e, 0);
-	put32(&e, 1);
-	put32(&e, 1);
-	put64(&e, 1);
-	put64(&e, 3);
-	put64(&e, 2);
-	put64(&e, 4);
+	PUT32(&e, 0x00060011, 0, 1, 1);
+	PUT64(&e, 1, 3, 2, 4);
 	CHECK_INT(trn_cmd_binary(cb, TRN_BINARY_ADD, 0, 7, 8, 1, 2, 3, 4, 5, 6),
 		  0);
-	put32(&e, 0x00080012);
-	put32(&e, 0);
-	put32(&e, 7);
-	put32(&e, 8);
-	put64(&e, 1);
-	put64(&e, 3);
-	put64(&e, 5);
-	put64(&e, 2);
-	put64(&e, 4);
-	put64(&e, 6);
+	PUT32(&e, 0x00080012, 0, 7, 8);
+	PUT64(&e, 1, 3, 5, 2, 4, 6);
 	CHECK_INT(trn_cmd_reduce(cb, TRN_REDUCE_SUM, 1, 1, 8, 16, 0), 0);
-	put32(&e, 0x00050013);
-	put32(&e, 0);
-	put32(&e, 1);
-	put32(&e, 1);
-	put64(&e, 8);
-	put64(&e, 16);
-	put64(&e, 0);
+	PUT32(&e, 0x00050013, 0, 1, 1);
+	PUT64(&e, 8, 16, 0);
 	mm.flags = 0;
 	mm.m = mm.n = mm.k = 1;
 	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
-	put32(&e, 0x00080010);
-	put32(&e, 1);
-	put32(&e, 1);
-	put32(&e, 1);
-	put64(&e, 0xa000);
-	put64(&e, 0xb000);
-	put64(&e, 0xc000);
-	put64(&e, 0x200);
-	put64(&e, 0x40000);
-	put64(&e, 0x40000);
+	PUT32(&e, 0x00080010, 1, 1, 1);
+	PUT64(&e, 0xa000, 0xb000, 0xc000, 0x200, 0x40000, 0x40000);
 	/* The transpose flags are header bits 10 and 11. */
 	mm.flags = TRN_MATMUL_TRANSPOSE_A;
 	mm.m = 5;
 	mm.n = 6;
 	mm.k = 7;
 	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
-	put32(&e, 0x00080410);
-	put32(&e, 5);
-	put32(&e, 6);
-	put32(&e, 7);
-	put64(&e, 0xa000);
-	put64(&e, 0xb000);
-	put64(&e, 0xc000);
-	put64(&e, 0x200);
-	put64(&e, 0x40000);
-	put64(&e, 0x40000);
+	PUT32(&e, 0x00080410, 5, 6, 7);
+	PUT64(&e, 0xa000, 0xb000, 0xc000, 0x200, 0x40000, 0x40000);
 	mm.flags = TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_BF16;
 	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
-	put32(&e, 0x00080910);
-	put32(&e, 5);
-	put32(&e, 6);
-	put32(&e, 7);
-	put64(&e, 0xa000);
-	put64(&e, 0xb000);
-	put64(&e, 0xc000);
-	put64(&e, 0x200);
-	put64(&e, 0x40000);
-	put64(&e, 0x40000);
+	PUT32(&e, 0x00080910, 5, 6, 7);
+	PUT64(&e, 0xa000, 0xb000, 0xc000, 0x200, 0x40000, 0x40000);
 	mm.flags = TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE |
 		   TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B;
 	mm.lda = 0;
 	mm.ldb = 2;
 	CHECK_INT(trn_cmd_matmul(cb, &mm), 0);
-	put32(&e, 0x00080f10);
-	put32(&e, 5);
-	put32(&e, 6);
-	put32(&e, 7);
-	put64(&e, 0xa000);
-	put64(&e, 0xb000);
-	put64(&e, 0xc000);
-	put64(&e, 0);
-	put64(&e, 2);
-	put64(&e, 0x40000);
+	PUT32(&e, 0x00080f10, 5, 6, 7);
+	PUT64(&e, 0xa000, 0xb000, 0xc000, 0, 2, 0x40000);
 	check_bytes(cb, &e, __LINE__);
 
 	/* Reset starts over at the beginning. */
@@ -1872,9 +1793,8 @@ static void test_cmd_encoding(void)
 	CHECK_INT(trn_cmdbuf_tail_va(cb), info.va);
 	CHECK_INT(trn_cmd_timestamp(cb, 0x99), 0);
 	memset(&e, 0, sizeof(e));
-	put32(&e, 0x00020004);
-	put32(&e, 0);
-	put64(&e, 0x99);
+	PUT32(&e, 0x00020004, 0);
+	PUT64(&e, 0x99);
 	check_bytes(cb, &e, __LINE__);
 
 	trn_cmdbuf_destroy(cb);
