@@ -120,6 +120,9 @@ struct trn_ring {
 	char name[24];
 };
 
+/* Timeline points a queue keeps to start collections from (trn_job.c). */
+#define TRN_QUEUE_GC_POINTS	16
+
 /**
  * struct trn_queue - a queue of jobs of one context on one ring
  * @refcount: the file's queue table holds one reference, each job another
@@ -130,9 +133,13 @@ struct trn_ring {
  * @syncobj: timeline syncobj, point N signals with job N
  * @status_bo: host buffer holding @page
  * @page: the completion record userspace maps
- * @submit_lock: protects @submitted and orders pushes to @entity with
- *               their numbers
+ * @submit_lock: protects @submitted and the @gc_* fields, and orders
+ *               pushes to @entity with their numbers
  * @submitted: number of the latest job submitted
+ * @gc_points: references to points of @syncobj's timeline, oldest first
+ *             from @gc_first, where collections of signalled points start
+ * @gc_first: index of the oldest of @gc_points
+ * @gc_count: how many of @gc_points are held
  * @status_lock: protects @completed, @failed, @last_failure, @state and
  *               @resets, and the writes to @page
  * @completed: number of the latest job finished
@@ -151,9 +158,12 @@ struct trn_queue {
 	struct trn_bo *status_bo;
 	struct drm_trn_queue_status_page *page;
 
-	/* Protects submitted; orders pushes to entity. */
+	/* Protects submitted and gc_*; orders pushes to entity. */
 	struct mutex submit_lock;
 	u64 submitted;
+	struct dma_fence *gc_points[TRN_QUEUE_GC_POINTS];
+	u32 gc_first;
+	u32 gc_count;
 
 	/* Protects the fields below and the writes to page. */
 	spinlock_t status_lock;
@@ -183,6 +193,9 @@ struct trn_job_out {
 	u64 point;
 };
 
+/* Buffers a job lists without a separate allocation (most list one). */
+#define TRN_JOB_INLINE_BOS	4
+
 /**
  * struct trn_job - one submitted job
  * @base: the scheduler job
@@ -192,7 +205,8 @@ struct trn_job_out {
  * @cmd_va: device address of its commands
  * @cmd_size: bytes of commands
  * @ctx: MMU context it runs in
- * @bos: buffers it keeps alive, referenced
+ * @bos: buffers it keeps alive, referenced: @bos_inline or an allocation
+ * @bos_inline: room for the first TRN_JOB_INLINE_BOS of them
  * @bo_count: entries of @bos
  * @outs: syncobj points it signals
  * @out_count: entries of @outs
@@ -215,6 +229,7 @@ struct trn_job {
 	u32 cmd_size;
 	u32 ctx;
 	struct drm_gem_object **bos;
+	struct drm_gem_object *bos_inline[TRN_JOB_INLINE_BOS];
 	u32 bo_count;
 	u32 out_count;
 	struct trn_job_out *outs;

@@ -29,6 +29,11 @@ static void trn_queue_release(struct kref *kref)
 	struct trn_queue *queue = container_of(kref, struct trn_queue,
 					       refcount);
 
+	u32 i;
+
+	for (i = 0; i < queue->gc_count; i++)
+		dma_fence_put(queue->gc_points[(queue->gc_first + i) %
+					       TRN_QUEUE_GC_POINTS]);
 	drm_syncobj_put(queue->syncobj);
 	drm_gem_object_put(&queue->status_bo->base);
 	mutex_destroy(&queue->submit_lock);

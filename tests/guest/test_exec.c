@@ -748,6 +748,63 @@ TEST_F(exec, submit_duplicate_bo)
 	EXPECT_EQ(0, nothing_ran(self, 1));
 }
 
+/*
+ * Buffer lists of every size the kernel handles differently (a few kept in
+ * the job, more looked up at once, many checked for duplicates by sorting):
+ * a duplicate or an unknown handle anywhere fails the call; distinct
+ * buffers run.
+ */
+TEST_F(exec, submit_many_bos)
+{
+	static const uint32_t counts[] = { 4, 5, 16, 17, 40 };
+	uint32_t handles[40], bad;
+	struct drm_trn_job j;
+	unsigned int i, k, n;
+
+	handles[0] = self->cmd.handle;
+	handles[1] = self->data.handle;
+	for (i = 2; i < ARRAY_SIZE(handles); i++)
+		ASSERT_EQ(0, bo_create(self->fd, TEST_PAGE,
+				       DRM_TRN_PLACEMENT_HBM, 0, 0,
+				       &handles[i], NULL));
+	ASSERT_EQ(0, bo_create(self->fd, TEST_PAGE, DRM_TRN_PLACEMENT_HBM, 0,
+			       0, &bad, NULL));
+	ASSERT_EQ(0, gem_close(self->fd, bad));
+
+	ASSERT_EQ(0, write_job(self, &j, 0, 1));
+	j.bo_handles = (uintptr_t)handles;
+	for (k = 0; k < ARRAY_SIZE(counts); k++) {
+		uint32_t last;
+
+		n = counts[k];
+		j.bo_count = n;
+		last = handles[n - 1];
+		/* The last one repeats the first, or one in the middle. */
+		handles[n - 1] = handles[0];
+		EXPECT_EQ(0, job_fails(self, &j, EINVAL)) TH_LOG("%u bos", n);
+		handles[n - 1] = handles[n / 2];
+		EXPECT_EQ(0, job_fails(self, &j, EINVAL)) TH_LOG("%u bos", n);
+		handles[n - 1] = bad;
+		EXPECT_EQ(0, job_fails(self, &j, ENOENT)) TH_LOG("%u bos", n);
+		handles[n - 1] = last;
+	}
+	EXPECT_EQ(0, nothing_ran(self, 1));
+
+	for (k = 0; k < ARRAY_SIZE(counts); k++) {
+		ASSERT_EQ(0, write_job(self, &j, 2 + k, 0x100 + k));
+		j.bo_handles = (uintptr_t)handles;
+		j.bo_count = counts[k];
+		ASSERT_EQ(0, submit_jobs(self->fd, self->q.queue_id, &j, 1))
+			TH_LOG("%u bos", counts[k]);
+	}
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, self->q.syncobj, j.seqno,
+					WAIT_MS));
+	for (k = 0; k < ARRAY_SIZE(counts); k++)
+		EXPECT_EQ(0x100 + k, data32(self)[2 + k]);
+	for (i = 2; i < ARRAY_SIZE(handles); i++)
+		EXPECT_EQ(0, gem_close(self->fd, handles[i]));
+}
+
 TEST_F(exec, submit_bo_handles_pointer)
 {
 	struct drm_trn_job j;
