@@ -202,6 +202,46 @@ static bool trn_sim_dims_ok(u32 a, u32 b)
 	return a && b && a <= TRN_ISA_MAX_DIM && b <= TRN_ISA_MAX_DIM;
 }
 
+/*
+ * Read @n elements at @va into @buf as f32 in CPU order (bf16 widened).
+ * A failed access fails the job. Inlined: called once or twice per row,
+ * and with a constant @bf16 the f32 conversion compiles to nothing.
+ */
+static __always_inline int trn_sim_read_f32(struct trn_sim_exec *x, u64 va,
+					    u32 *buf, u32 n, bool bf16)
+{
+	int ret = x->ops->read(x, va, buf, (size_t)n * (bf16 ? 2 : 4));
+
+	if (ret)
+		return trn_sim_mem_fail(x, ret);
+	trn_sim_widen(buf, n, bf16);
+	return TRN_SIM_OP_DONE;
+}
+
+/* Store @n f32 results at @va, as f32 or bf16; @buf is narrowed in place. */
+static __always_inline int trn_sim_write_f32(struct trn_sim_exec *x, u64 va,
+					     u32 *buf, u32 n, bool bf16)
+{
+	int ret = x->ops->write(x, va, buf, trn_sim_narrow(buf, n, bf16));
+
+	return ret ? trn_sim_mem_fail(x, ret) : TRN_SIM_OP_DONE;
+}
+
+/*
+ * Row x->cursor of @rows is done: charge @cost for it and move on. False
+ * when the budget is spent and rows remain, so the command resumes there.
+ */
+static bool trn_sim_next_row(struct trn_sim_exec *x, u32 rows, long *budget,
+			     long cost)
+{
+	x->cursor++;
+	*budget -= cost + TRN_SIM_ROW_COST;
+	if (x->cursor < rows && *budget <= 0)
+		return false;
+	cond_resched();
+	return true;
+}
+
 static int trn_sim_op_write(struct trn_sim_exec *x, u32 flags)
 {
 	const struct trn_cmd_write *c = &x->cmd.write;
@@ -364,7 +404,7 @@ static int trn_sim_stage_b(struct trn_sim_exec *x, u64 b, u64 ldb, u32 k,
 			   u32 n, u32 flags, size_t apanel)
 {
 	bool bf16 = flags & TRN_MATMUL_BF16;
-	u32 es = bf16 ? 2 : 4, kk, j0, jn, jj, cols;
+	u32 kk, j0, jn, jj, cols;
 	u32 *buf, *row;
 	int ret;
 
@@ -375,10 +415,9 @@ static int trn_sim_stage_b(struct trn_sim_exec *x, u64 b, u64 ldb, u32 k,
 	if (!(flags & TRN_MATMUL_TRANSPOSE_B)) {
 		for (kk = 0; kk < k; kk++) {
 			row = x->stage + (size_t)kk * n;
-			ret = x->ops->read(x, b + kk * ldb, row, (size_t)n * es);
-			if (ret)
-				return trn_sim_mem_fail(x, ret);
-			trn_sim_widen(row, n, bf16);
+			ret = trn_sim_read_f32(x, b + kk * ldb, row, n, bf16);
+			if (ret != TRN_SIM_OP_DONE)
+				return ret;
 			cond_resched();
 		}
 		return TRN_SIM_OP_DONE;
@@ -396,12 +435,10 @@ static int trn_sim_stage_b(struct trn_sim_exec *x, u64 b, u64 ldb, u32 k,
 	for (j0 = 0; j0 < n; j0 += jn) {
 		jn = min(n - j0, cols);
 		for (jj = 0; jj < jn; jj++) {
-			row = buf + (size_t)jj * k;
-			ret = x->ops->read(x, b + (u64)(j0 + jj) * ldb, row,
-					   (size_t)k * es);
-			if (ret)
-				return trn_sim_mem_fail(x, ret);
-			trn_sim_widen(row, k, bf16);
+			ret = trn_sim_read_f32(x, b + (u64)(j0 + jj) * ldb,
+					       buf + (size_t)jj * k, k, bf16);
+			if (ret != TRN_SIM_OP_DONE)
+				return ret;
 		}
 		for (kk = 0; kk < k; kk++) {
 			row = x->stage + (size_t)kk * n + j0;
@@ -421,16 +458,13 @@ static int trn_sim_stage_at(struct trn_sim_exec *x, u32 *panel, u32 pitch,
 			    u64 a, u64 lda, u32 i0, u32 rows, u32 k, bool bf16)
 {
 	u32 es = bf16 ? 2 : 4, kk;
-	u32 *row;
 	int ret;
 
 	for (kk = 0; kk < k; kk++) {
-		row = panel + (size_t)kk * pitch;
-		ret = x->ops->read(x, a + kk * lda + (u64)i0 * es, row,
-				   (size_t)rows * es);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(row, rows, bf16);
+		ret = trn_sim_read_f32(x, a + kk * lda + (u64)i0 * es,
+				       panel + (size_t)kk * pitch, rows, bf16);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
 	}
 	return TRN_SIM_OP_DONE;
 }
@@ -495,18 +529,14 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 			for (kk = 0; kk < k; kk++)
 				arow[kk] = panel[(size_t)kk * prows + i - p0];
 		} else {
-			ret = x->ops->read(x, a + i * lda, arow,
-					   (size_t)k * es);
-			if (ret)
-				return trn_sim_mem_fail(x, ret);
-			trn_sim_widen(arow, k, bf16);
+			ret = trn_sim_read_f32(x, a + i * lda, arow, k, bf16);
+			if (ret != TRN_SIM_OP_DONE)
+				return ret;
 		}
 		if (flags & TRN_MATMUL_ACCUMULATE) {
-			ret = x->ops->read(x, cc + i * ldc, crow,
-					   (size_t)n * 4);
-			if (ret)
-				return trn_sim_mem_fail(x, ret);
-			trn_sim_widen(crow, n, false);
+			ret = trn_sim_read_f32(x, cc + i * ldc, crow, n, false);
+			if (ret != TRN_SIM_OP_DONE)
+				return ret;
 		} else {
 			memset(crow, 0, (size_t)n * 4);	/* +0.0f */
 		}
@@ -516,172 +546,198 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 			trn_sim_math_matmul_row(crow, arow, x->stage, k0, k1, n);
 			kernel_fpu_end();
 		}
-		trn_sim_narrow(crow, n, false);
-		ret = x->ops->write(x, cc + i * ldc, crow, (size_t)n * 4);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		x->cursor++;
-		*budget -= (long)n * k + TRN_SIM_ROW_COST;
-		if (x->cursor < m && *budget <= 0)
+		ret = trn_sim_write_f32(x, cc + i * ldc, crow, n, false);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+		if (!trn_sim_next_row(x, m, budget, (long)n * k))
 			return TRN_SIM_OP_MORE;
-		cond_resched();
 	}
 	kvfree(x->stage);
 	x->stage = NULL;
 	return TRN_SIM_OP_DONE;
 }
 
-static int trn_sim_op_unary(struct trn_sim_exec *x, u32 flags, long *budget)
+/**
+ * struct trn_sim_rows - an elementwise command (UNARY, BINARY or REDUCE)
+ * @dst: device address of row 0 of the results
+ * @dpitch: bytes from one row of results to the next
+ * @src: device addresses of row 0 of the operands (the second: BINARY's b)
+ * @spitch: their row pitches
+ * @rows: rows, as fetched
+ * @cols: f32 values per row of the first operand, as fetched
+ * @bn: f32 values per row of the second operand: @cols, 1 (one per row),
+ *      or 0 where there is no second operand
+ * @op: the operation, as fetched
+ * @last_op: the highest valid @op
+ * @bf16: results are stored as bf16
+ * @fold: one result per row (REDUCE) rather than one per value
+ * @cost: budget units charged per column of a row
+ */
+struct trn_sim_rows {
+	u64 dst;
+	u64 dpitch;
+	u64 src[2];
+	u64 spitch[2];
+	u32 rows;
+	u32 cols;
+	u32 bn;
+	u32 op;
+	u32 last_op;
+	bool bf16;
+	bool fold;
+	u32 cost;
+};
+
+/*
+ * The arithmetic of the elementwise commands, on values @i to @i + @n - 1
+ * of row @a (and of @b), between kernel_fpu_begin() and kernel_fpu_end().
+ * Results go to @a.
+ */
+static void trn_sim_unary_fpu(const struct trn_sim_rows *r, u32 *a,
+			      const u32 *b, u32 i, u32 n)
 {
-	const struct trn_cmd_unary *c = &x->cmd.unary;
-	u32 op = cmd_u32(c->op), rows = cmd_u32(c->rows);
-	u32 cols = cmd_u32(c->cols), i, len;
-	u64 dst = cmd_u64(c->dst), src = cmd_u64(c->src);
-	u64 dpitch = cmd_u64(c->dst_pitch), spitch = cmd_u64(c->src_pitch);
-	bool bf16 = flags & TRN_ELEM_DST_BF16;
-	size_t out;
-	u32 *buf;
+	trn_sim_math_unary(r->op, a + i, a + i, n);
+}
+
+static void trn_sim_binary_fpu(const struct trn_sim_rows *r, u32 *a,
+			       const u32 *b, u32 i, u32 n)
+{
+	/* One b for the row; a row of one column works either way. */
+	bool scalar = r->bn == 1;
+
+	trn_sim_math_binary(r->op, a + i, a + i, scalar ? b : b + i, n,
+			    scalar);
+}
+
+/* f32 -infinity: MAX folds every value into it, a first NaN included. */
+#define TRN_SIM_F32_NEG_INF	0xff800000U
+
+/*
+ * The reduction so far is kept in a[0], which only the first section
+ * reads: SUM starts from +0; MAX from -infinity, so that a row of one NaN
+ * comes out quieted like any other first NaN.
+ */
+static void trn_sim_reduce_fpu(const struct trn_sim_rows *r, u32 *a,
+			       const u32 *b, u32 i, u32 n)
+{
+	if (i)
+		a[0] = trn_sim_math_reduce(r->op, a[0], a + i, n);
+	else
+		a[0] = trn_sim_math_reduce(r->op, r->op == TRN_REDUCE_MAX ?
+					   TRN_SIM_F32_NEG_INF : 0, a, n);
+}
+
+/*
+ * Check and run an elementwise command from row x->cursor on: read each
+ * row's operands, compute with @fpu a section of at most TRN_SIM_FPU_ELEMS
+ * values at a time, write the results. Inlined into each command so that
+ * @fpu is a direct call in the hot loop.
+ */
+static __always_inline int
+trn_sim_rows_run(struct trn_sim_exec *x, const struct trn_sim_rows *r,
+		 void (*fpu)(const struct trn_sim_rows *r, u32 *a,
+			     const u32 *b, u32 i, u32 n),
+		 long *budget)
+{
+	u32 *a, *b, i, n;
 	int ret;
 
-	if (op > TRN_UNARY_RELU_GRAD || !trn_sim_dims_ok(rows, cols))
+	if (r->op > r->last_op || !trn_sim_dims_ok(r->rows, r->cols))
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if (((src | spitch) & 3) || ((dst | dpitch) & (bf16 ? 1 : 3)))
+	if (((r->src[0] | r->spitch[0] | r->src[1] | r->spitch[1]) & 3) ||
+	    ((r->dst | r->dpitch) & (r->bf16 ? 1 : 3)))
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
 	if (!kernel_fpu_available())
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	buf = trn_sim_scratch_get(x, (size_t)cols * 4);
-	if (!buf)
+	/* A second operand is staged behind the first, room for @cols. */
+	a = trn_sim_scratch_get(x, (size_t)r->cols * (r->bn ? 8 : 4));
+	if (!a)
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
+	b = a + r->cols;
 
-	while (x->cursor < rows) {
-		ret = x->ops->read(x, src + x->cursor * spitch, buf,
-				   (size_t)cols * 4);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(buf, cols, false);
-		for (i = 0; i < cols; i += len) {
-			len = min(cols - i, TRN_SIM_FPU_ELEMS);
+	while (x->cursor < r->rows) {
+		ret = trn_sim_read_f32(x, r->src[0] + x->cursor * r->spitch[0],
+				       a, r->cols, false);
+		if (ret == TRN_SIM_OP_DONE && r->bn)
+			ret = trn_sim_read_f32(x, r->src[1] +
+					       x->cursor * r->spitch[1],
+					       b, r->bn, false);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+		for (i = 0; i < r->cols; i += n) {
+			n = min(r->cols - i, TRN_SIM_FPU_ELEMS);
 			kernel_fpu_begin();
-			trn_sim_math_unary(op, buf + i, buf + i, len);
+			fpu(r, a, b, i, n);
 			kernel_fpu_end();
 		}
-		out = trn_sim_narrow(buf, cols, bf16);
-		ret = x->ops->write(x, dst + x->cursor * dpitch, buf, out);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		x->cursor++;
-		*budget -= (long)cols * 8 + TRN_SIM_ROW_COST;
-		if (x->cursor < rows && *budget <= 0)
+		ret = trn_sim_write_f32(x, r->dst + x->cursor * r->dpitch, a,
+					r->fold ? 1 : r->cols, r->bf16);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+		if (!trn_sim_next_row(x, r->rows, budget,
+				      (long)r->cols * r->cost))
 			return TRN_SIM_OP_MORE;
-		cond_resched();
 	}
 	return TRN_SIM_OP_DONE;
+}
+
+static int trn_sim_op_unary(struct trn_sim_exec *x, u32 flags, long *budget)
+{
+	const struct trn_cmd_unary *c = &x->cmd.unary;
+	const struct trn_sim_rows r = {
+		.dst = cmd_u64(c->dst),
+		.dpitch = cmd_u64(c->dst_pitch),
+		.src = { cmd_u64(c->src) },
+		.spitch = { cmd_u64(c->src_pitch) },
+		.rows = cmd_u32(c->rows),
+		.cols = cmd_u32(c->cols),
+		.op = cmd_u32(c->op),
+		.last_op = TRN_UNARY_RELU_GRAD,
+		.bf16 = flags & TRN_ELEM_DST_BF16,
+		.cost = 8,
+	};
+
+	return trn_sim_rows_run(x, &r, trn_sim_unary_fpu, budget);
 }
 
 static int trn_sim_op_binary(struct trn_sim_exec *x, u32 flags, long *budget)
 {
 	const struct trn_cmd_binary *c = &x->cmd.binary;
-	u32 op = cmd_u32(c->op), rows = cmd_u32(c->rows);
-	u32 cols = cmd_u32(c->cols), i, len;
-	u64 dst = cmd_u64(c->dst), a = cmd_u64(c->a), b = cmd_u64(c->b);
-	u64 dpitch = cmd_u64(c->dst_pitch), apitch = cmd_u64(c->a_pitch);
-	u64 bpitch = cmd_u64(c->b_pitch);
-	bool bf16 = flags & TRN_ELEM_DST_BF16;
-	bool per_row = flags & TRN_BINARY_B_PER_ROW;
-	u32 *abuf, *bbuf, bn = per_row ? 1 : cols;
-	size_t out;
-	int ret;
+	u32 cols = cmd_u32(c->cols);
+	const struct trn_sim_rows r = {
+		.dst = cmd_u64(c->dst),
+		.dpitch = cmd_u64(c->dst_pitch),
+		.src = { cmd_u64(c->a), cmd_u64(c->b) },
+		.spitch = { cmd_u64(c->a_pitch), cmd_u64(c->b_pitch) },
+		.rows = cmd_u32(c->rows),
+		.cols = cols,
+		.bn = flags & TRN_BINARY_B_PER_ROW ? 1 : cols,
+		.op = cmd_u32(c->op),
+		.last_op = TRN_BINARY_MIN,
+		.bf16 = flags & TRN_ELEM_DST_BF16,
+		.cost = 12,
+	};
 
-	if (op > TRN_BINARY_MIN || !trn_sim_dims_ok(rows, cols))
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if (((a | apitch | b | bpitch) & 3) || ((dst | dpitch) & (bf16 ? 1 : 3)))
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
-	if (!kernel_fpu_available())
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	abuf = trn_sim_scratch_get(x, (size_t)cols * 8);
-	if (!abuf)
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	bbuf = abuf + cols;
-
-	while (x->cursor < rows) {
-		ret = x->ops->read(x, a + x->cursor * apitch, abuf,
-				   (size_t)cols * 4);
-		if (!ret)
-			ret = x->ops->read(x, b + x->cursor * bpitch, bbuf,
-					   (size_t)bn * 4);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(abuf, cols, false);
-		trn_sim_widen(bbuf, bn, false);
-		for (i = 0; i < cols; i += len) {
-			len = min(cols - i, TRN_SIM_FPU_ELEMS);
-			kernel_fpu_begin();
-			trn_sim_math_binary(op, abuf + i, abuf + i,
-					    per_row ? bbuf : bbuf + i, len,
-					    per_row);
-			kernel_fpu_end();
-		}
-		out = trn_sim_narrow(abuf, cols, bf16);
-		ret = x->ops->write(x, dst + x->cursor * dpitch, abuf, out);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		x->cursor++;
-		*budget -= (long)cols * 12 + TRN_SIM_ROW_COST;
-		if (x->cursor < rows && *budget <= 0)
-			return TRN_SIM_OP_MORE;
-		cond_resched();
-	}
-	return TRN_SIM_OP_DONE;
+	return trn_sim_rows_run(x, &r, trn_sim_binary_fpu, budget);
 }
 
 static int trn_sim_op_reduce(struct trn_sim_exec *x, long *budget)
 {
 	const struct trn_cmd_reduce *c = &x->cmd.reduce;
-	u32 op = cmd_u32(c->op), rows = cmd_u32(c->rows);
-	u32 cols = cmd_u32(c->cols), i, len, acc;
-	u64 dst = cmd_u64(c->dst), src = cmd_u64(c->src);
-	u64 spitch = cmd_u64(c->src_pitch);
-	__le32 result;
-	u32 *buf;
-	int ret;
+	const struct trn_sim_rows r = {
+		.dst = cmd_u64(c->dst),
+		.dpitch = 4,
+		.src = { cmd_u64(c->src) },
+		.spitch = { cmd_u64(c->src_pitch) },
+		.rows = cmd_u32(c->rows),
+		.cols = cmd_u32(c->cols),
+		.op = cmd_u32(c->op),
+		.last_op = TRN_REDUCE_MAX,
+		.fold = true,
+		.cost = 4,
+	};
 
-	if (op > TRN_REDUCE_MAX || !trn_sim_dims_ok(rows, cols))
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if ((src | spitch | dst) & 3)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
-	if (!kernel_fpu_available())
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	buf = trn_sim_scratch_get(x, (size_t)cols * 4);
-	if (!buf)
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-
-	while (x->cursor < rows) {
-		ret = x->ops->read(x, src + x->cursor * spitch, buf,
-				   (size_t)cols * 4);
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		trn_sim_widen(buf, cols, false);
-		/* SUM starts from +0, MAX from the first value. */
-		i = op == TRN_REDUCE_MAX ? 1 : 0;
-		acc = op == TRN_REDUCE_MAX ? buf[0] : 0;
-		for (; i < cols; i += len) {
-			len = min(cols - i, TRN_SIM_FPU_ELEMS);
-			kernel_fpu_begin();
-			acc = trn_sim_math_reduce(op, acc, buf + i, len);
-			kernel_fpu_end();
-		}
-		result = cpu_to_le32(acc);
-		ret = x->ops->write(x, dst + x->cursor * 4, &result,
-				    sizeof(result));
-		if (ret)
-			return trn_sim_mem_fail(x, ret);
-		x->cursor++;
-		*budget -= (long)cols * 4 + TRN_SIM_ROW_COST;
-		if (x->cursor < rows && *budget <= 0)
-			return TRN_SIM_OP_MORE;
-		cond_resched();
-	}
-	return TRN_SIM_OP_DONE;
+	return trn_sim_rows_run(x, &r, trn_sim_reduce_fpu, budget);
 }
 
 /*

@@ -134,8 +134,12 @@ static void put32s(struct isa_env *env, u64 va, const u32 *v, size_t n)
 	memcpy(at(env, va), v, n * sizeof(*v));
 }
 
-/* Run a job to its end with the normal slice budget; returns its status. */
-static u32 run_job(struct kunit *test, struct isa_env *env, u64 va, u64 size)
+/*
+ * Run a job to its end in slices of @slice budget units, at most @max of
+ * them; returns how many it took.
+ */
+static int run_slices(struct kunit *test, struct isa_env *env, u64 va,
+		      u64 size, long slice, int max)
 {
 	enum trn_sim_run run;
 	int slices = 0;
@@ -143,11 +147,18 @@ static u32 run_job(struct kunit *test, struct isa_env *env, u64 va, u64 size)
 
 	trn_sim_exec_start(&env->x, va, size);
 	do {
-		budget = TRN_SIM_SLICE_BUDGET;
+		budget = slice;
 		run = trn_sim_exec_run(&env->x, &budget);
-		KUNIT_ASSERT_LT(test, ++slices, 10000);
-	} while (run == TRN_SIM_RUN_YIELD);
+		slices++;
+	} while (run == TRN_SIM_RUN_YIELD && slices < max);
 	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	return slices;
+}
+
+/* Run a job to its end with the normal slice budget; returns its status. */
+static u32 run_job(struct kunit *test, struct isa_env *env, u64 va, u64 size)
+{
+	run_slices(test, env, va, size, TRN_SIM_SLICE_BUDGET, 10000);
 	return env->x.status;
 }
 
@@ -278,6 +289,31 @@ static const struct decode_case decode_cases[] = {
 	{ "reduce_dims_too_big",
 	  { HDR(TRN_OP_REDUCE, 0, 5), (TRN_ISA_MAX_DIM + 1) | HI(1), D, D, 4 },
 	  5, DRM_TRN_STATUS_BAD_ARG },
+	{ "reduce_dst_misaligned",
+	  { HDR(TRN_OP_REDUCE, 0, 5), 1 | HI(1), D + 2, D, 4 }, 5,
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "binary_bf16_dst_odd",
+	  { HDR(TRN_OP_BINARY, TRN_ELEM_DST_BF16, 8), 1 | HI(1), D + 1, D, D,
+	    2, 4, 4 }, 8, DRM_TRN_STATUS_BAD_ALIGN },
+	/* Faults name the first address that failed, operand by operand. */
+	{ "unary_src_fault",
+	  { HDR(TRN_OP_UNARY, 0, 6), 1 | HI(1), D, 0x3000, 4, 4 }, 6,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x3000 },
+	{ "unary_second_row_fault",
+	  { HDR(TRN_OP_UNARY, 0, 6), 2 | HI(1), D, BASE + MEM_SIZE - 4, 4, 4 },
+	  6, DRM_TRN_STATUS_MMU_FAULT, BASE + MEM_SIZE },
+	{ "binary_b_fault",
+	  { HDR(TRN_OP_BINARY, 0, 8), 1 | HI(1), D, D, 0x4000, 4, 4, 4 }, 8,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x4000 },
+	{ "binary_dst_fault",
+	  { HDR(TRN_OP_BINARY, 0, 8), 1 | HI(1), 0x5000, D, D, 4, 4, 4 }, 8,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x5000 },
+	{ "reduce_dst_fault",
+	  { HDR(TRN_OP_REDUCE, 0, 5), 1 | HI(1), 0x6000, D, 4 }, 5,
+	  DRM_TRN_STATUS_MMU_FAULT, 0x6000 },
+	{ "matmul_accumulate_c_fault",
+	  { HDR(TRN_OP_MATMUL, TRN_MATMUL_ACCUMULATE, 8) | HI(1), 1 | HI(1),
+	    D, D, 0x7000, 4, 4, 4 }, 8, DRM_TRN_STATUS_MMU_FAULT, 0x7000 },
 };
 
 KUNIT_ARRAY_PARAM_DESC(decode, decode_cases, name);
@@ -649,21 +685,13 @@ static void matmul_transpose_a_slices(struct kunit *test)
 		2 | HI(TRN_ISA_MAX_DIM), a, b, c, 0, 0, 8,
 		HDR(TRN_OP_WRITE, 0, 3), c + 0x100, 9,
 	};
-	enum trn_sim_run run;
-	int slices = 0;
-	long budget;
+	int slices;
 	u32 i;
 
 	put32s(env, a, s, ARRAY_SIZE(s));
 	put32s(env, b, t, ARRAY_SIZE(t));
 	emit(env, &va, cmds, ARRAY_SIZE(cmds));
-	trn_sim_exec_start(&env->x, BASE, va - BASE);
-	do {
-		budget = 100;
-		run = trn_sim_exec_run(&env->x, &budget);
-		slices++;
-	} while (run == TRN_SIM_RUN_YIELD && slices < 100);
-	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	slices = run_slices(test, env, BASE, va - BASE, 100, 100);
 	KUNIT_EXPECT_GE(test, slices, 6);
 	KUNIT_ASSERT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
 	for (i = 0; i < ARRAY_SIZE(want); i++) {
@@ -822,17 +850,107 @@ static void reduce_ops(struct kunit *test)
 		d, s, 16,
 		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_MAX), 3 | HI(4),
 		d + 16, s, 16,
+		/* Rows of one value: a signalling NaN comes out quieted. */
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_MAX), 2 | HI(1),
+		d + 32, s + 0x100, 4,
 	};
+	const u32 single[] = { 0x7f800001, F_NZERO };
 
 	put32s(env, s, rows, ARRAY_SIZE(rows));
+	put32s(env, s + 0x100, single, ARRAY_SIZE(single));
 	emit(env, &va, cmds, ARRAY_SIZE(cmds));
 	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
 			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 32), 0x7fc00001);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 36), F_NZERO);
 	KUNIT_EXPECT_EQ(test, get32(env, d), F_ONE);
 	KUNIT_EXPECT_EQ(test, get32(env, d + 4), F_ZERO);	/* +0 start */
 	KUNIT_EXPECT_EQ(test, get32(env, d + 16), 0x4cbebc20);
 	KUNIT_EXPECT_EQ(test, get32(env, d + 20), F_ZERO);	/* +0 > -0 */
 	KUNIT_EXPECT_EQ(test, get32(env, d + 24), F_QNAN);
+}
+
+/* Columns of the long rows below: more than one FPU section (4096). */
+#define LONG_COLS	4099
+
+/*
+ * Rows longer than an FPU section: REDUCE carries its sum and maximum
+ * across sections in column order, BINARY finds b at the same column.
+ */
+static void long_rows(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 s = BASE + 0x1000, pitch = LONG_COLS * 4, va = BASE;
+	u64 b = s + 2 * pitch, d = b + pitch, r = d + pitch;
+	const u64 cmds[] = {
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_SUM), 2 | HI(LONG_COLS),
+		r, s, pitch,
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_MAX), 2 | HI(LONG_COLS),
+		r + 8, s, pitch,
+		HDR(TRN_OP_BINARY, 0, 8) | HI(TRN_BINARY_ADD), 1 | HI(LONG_COLS),
+		d, b, b, pitch, pitch, pitch,
+	};
+	u32 *row0 = at(env, s), *row1 = at(env, s + pitch), *bv = at(env, b);
+	u32 c, v, *out = at(env, d);
+
+	/*
+	 * Row 0: 2^25, then ones, each of which rounds away (to even) when
+	 * added in order, and past the first section a 4, which does not:
+	 * only the sum in column order is 2^25 + 4. Row 1: ones, and a
+	 * signalling NaN in the last column.
+	 */
+	for (c = 0; c < LONG_COLS; c++) {
+		row0[c] = c ? F_ONE : 0x4c000000;
+		row1[c] = F_ONE;
+		bv[c] = c < 4096 ? F_ONE : F_FOUR;
+	}
+	row0[4097] = F_FOUR;
+	row1[LONG_COLS - 1] = F_SNAN;
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, r), 0x4c000001);
+	v = get32(env, r + 4);			/* a NaN, payload unspecified */
+	KUNIT_EXPECT_GT(test, v & 0x7fffffff, F_INF);
+	KUNIT_EXPECT_EQ(test, get32(env, r + 8), 0x4c000000);
+	KUNIT_EXPECT_EQ(test, get32(env, r + 12), F_SNAN | 0x00400000);
+	/* b + b: 1 + 1, then 4 + 4 past the first section. */
+	for (c = 0; c < LONG_COLS; c++)
+		if (out[c] != (c < 4096 ? F_TWO : 0x41000000))
+			break;
+	KUNIT_EXPECT_EQ(test, c, LONG_COLS);
+}
+
+/* UNARY, BINARY and REDUCE resume at the right row after every slice. */
+static void elementwise_slices(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 s = BASE + 0x1000, d = BASE + 0x3000, va = BASE;
+	const u64 cmds[] = {
+		HDR(TRN_OP_UNARY, 0, 6) | HI(TRN_UNARY_NEG), 16 | HI(8),
+		d, s, 32, 32,
+		HDR(TRN_OP_BINARY, TRN_BINARY_B_PER_ROW, 8) | HI(TRN_BINARY_SUB),
+		16 | HI(8), d + 0x1000, s, s, 32, 32, 32,
+		HDR(TRN_OP_REDUCE, 0, 5) | HI(TRN_REDUCE_SUM), 16 | HI(8),
+		d + 0x2000, s, 32,
+	};
+	u32 *src = at(env, s), i;
+	int slices;
+
+	for (i = 0; i < 16 * 8; i++)
+		src[i] = i / 8 % 2 ? F_TWO : F_ONE;
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	slices = run_slices(test, env, BASE, va - BASE, 100, 1000);
+	KUNIT_EXPECT_GT(test, slices, 16);
+	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	for (i = 0; i < 16 * 8; i++) {
+		KUNIT_EXPECT_EQ(test, get32(env, d + 4 * i),
+				(i / 8 % 2 ? F_TWO : F_ONE) | F_NZERO);
+		KUNIT_EXPECT_EQ(test, get32(env, d + 0x1000 + 4 * i), F_ZERO);
+	}
+	for (i = 0; i < 16; i++)
+		KUNIT_EXPECT_EQ(test, get32(env, d + 0x2000 + 4 * i),
+				i % 2 ? 0x41800000 : 0x41000000);
 }
 
 struct bf16_case {
@@ -892,18 +1010,10 @@ static void slices_resume(struct kunit *test)
 		HDR(TRN_OP_FILL, 0, 3) | HI(0x01020304), BASE + 0x1000, 0x18000,
 		HDR(TRN_OP_WRITE, 0, 3), BASE + 0x1000, 9,
 	};
-	enum trn_sim_run run;
-	int slices = 0;
-	long budget;
+	int slices;
 
 	emit(env, &va, cmds, ARRAY_SIZE(cmds));
-	trn_sim_exec_start(&env->x, BASE, va - BASE);
-	do {
-		budget = 100;
-		run = trn_sim_exec_run(&env->x, &budget);
-		slices++;
-	} while (run == TRN_SIM_RUN_YIELD && slices < 100);
-	KUNIT_EXPECT_EQ(test, run, TRN_SIM_RUN_DONE);
+	slices = run_slices(test, env, BASE, va - BASE, 100, 100);
 	KUNIT_EXPECT_GT(test, slices, 2);
 	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
 	KUNIT_EXPECT_EQ(test, get32(env, BASE + 0x1000), 9);
@@ -928,6 +1038,8 @@ static struct kunit_case trn_sim_isa_cases[] = {
 	KUNIT_CASE(binary_ops),
 	KUNIT_CASE(binary_broadcast),
 	KUNIT_CASE(reduce_ops),
+	KUNIT_CASE(long_rows),
+	KUNIT_CASE(elementwise_slices),
 	KUNIT_CASE(bf16_rounding),
 	KUNIT_CASE(slices_resume),
 	{}
