@@ -131,6 +131,8 @@ static int trn_job_lookup_few_bos(struct trn_job *job, struct drm_file *file,
 	u32 handles[TRN_JOB_INLINE_BOS];
 	u32 i;
 
+	if (WARN_ON_ONCE(uj->bo_count > ARRAY_SIZE(handles)))
+		return -EINVAL;
 	if (copy_from_user(handles, u64_to_user_ptr(uj->bo_handles),
 			   uj->bo_count * sizeof(u32)))
 		return -EFAULT;
@@ -144,7 +146,10 @@ static int trn_job_lookup_few_bos(struct trn_job *job, struct drm_file *file,
 	return 0;
 }
 
-/* Whether a buffer appears twice among @n. */
+/* Buffer lists up to this long are checked for duplicates pair by pair. */
+#define TRN_JOB_FEW_BOS		16
+
+/* -EINVAL if a buffer appears twice among the @n of @bos, else 0. */
 static int trn_bos_check_unique(struct drm_gem_object **bos, u32 n)
 {
 	struct drm_gem_object **sorted;
@@ -152,7 +157,7 @@ static int trn_bos_check_unique(struct drm_gem_object **bos, u32 n)
 	u32 i, j;
 
 	/* Few: compare each pair rather than allocate and sort. */
-	if (n <= 16) {
+	if (n <= TRN_JOB_FEW_BOS) {
 		for (i = 1; i < n; i++)
 			for (j = 0; j < i; j++)
 				if (bos[i] == bos[j])
@@ -184,7 +189,7 @@ static int trn_job_lookup_bos(struct trn_job *job, struct drm_file *file,
 		ret = drm_gem_objects_lookup(file,
 					     u64_to_user_ptr(uj->bo_handles),
 					     uj->bo_count, &job->bos);
-		/* On failure too: the lookup leaves an array to put. */
+		/* On failure the lookup may leave an array to put. */
 		if (job->bos)
 			job->bo_count = uj->bo_count;
 	}
@@ -390,19 +395,25 @@ static bool trn_point_done(struct dma_fence *point)
 }
 
 /*
- * Free the signalled part of a queue's timeline and remember @point, the
- * newest, as a place to start from later. A queue's jobs finish in order,
- * so what signalled is the oldest part of the chain, and a walk from the
- * newest point would first cross every job in flight (thousands in a deep
- * pipeline: a fifth of the CPU time when every submit did it).
+ * Free the signalled part of a queue's timeline, and maybe remember @point,
+ * the newest, as a place to start from later. A queue's jobs finish in
+ * order, so what signalled is the oldest part of the chain, and a walk from
+ * the newest point would first cross every job in flight (thousands in a
+ * deep pipeline: a fifth of the CPU time when every submit did it).
  * dma_fence_chain_walk() from a point whose job finished unlinks every
  * signalled point behind it; the saved points, oldest first, give the
  * newest such place at a cost that does not grow with the queue's depth.
+ *
+ * Saved points are spread over the jobs in flight (at least
+ * TRN_QUEUE_GC_INTERVAL apart, at most a TRN_QUEUE_GC_POINTS-th of the
+ * depth), so that one is always close behind the device: what signalled
+ * and is not freed yet stays below about that spacing.
  */
 static void trn_queue_collect(struct trn_queue *queue, struct dma_fence *point)
 {
 	struct dma_fence **points = queue->gc_points;
-	struct dma_fence *from = NULL;
+	struct dma_fence *from = NULL, *last;
+	u64 depth, spacing;
 	u32 slot;
 
 	lockdep_assert_held(&queue->submit_lock);
@@ -416,13 +427,19 @@ static void trn_queue_collect(struct trn_queue *queue, struct dma_fence *point)
 	if (from)
 		dma_fence_put(dma_fence_chain_walk(from));
 
-	/*
-	 * When all slots hold jobs still in flight, skip this point: the
-	 * saved ones finish first, and a walk from any of them reaches back
-	 * over every point that finished before it.
-	 */
 	if (queue->gc_count == TRN_QUEUE_GC_POINTS)
-		return;
+		return;		/* the saved ones finish first */
+	if (queue->gc_count) {
+		/* Racy read of the completion count: only a hint. */
+		depth = point->seqno - READ_ONCE(queue->completed);
+		spacing = max_t(u64, TRN_QUEUE_GC_INTERVAL,
+				depth / TRN_QUEUE_GC_POINTS);
+		slot = (queue->gc_first + queue->gc_count - 1) %
+		       TRN_QUEUE_GC_POINTS;
+		last = points[slot];
+		if (point->seqno - last->seqno < spacing)
+			return;
+	}
 	slot = (queue->gc_first + queue->gc_count) % TRN_QUEUE_GC_POINTS;
 	points[slot] = dma_fence_get(point);
 	queue->gc_count++;
@@ -451,8 +468,11 @@ static void trn_queue_add_point(struct trn_queue *queue, struct trn_job *job,
 	dma_fence_put(&chain->base);
 }
 
-/* Make @job visible: number, fences, syncobjs, then the scheduler. */
-static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
+/*
+ * Make @job visible: its scheduler fence, in its buffers' reservations and
+ * in the syncobjs. Called with the buffers locked; cannot fail.
+ */
+static void trn_job_arm(struct trn_queue *queue, struct trn_job *job)
 {
 	struct dma_fence *fence;
 	u32 i;
@@ -478,11 +498,19 @@ static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
 		}
 	}
 	trn_queue_add_point(queue, job, fence);
-
 	queue->submitted = job->seqno;
+}
+
+/*
+ * Hand an armed job to the scheduler, in number order. From here on it may
+ * run, finish and be freed at any moment, and with it its references to
+ * its buffers: nothing of it, its buffers included, may be touched after.
+ */
+static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
+{
+	lockdep_assert_held(&queue->submit_lock);
 	job->pushed = true;
 	atomic_inc(&queue->tfile->jobs);
-
 	drm_sched_entity_push_job(&job->base);
 }
 
@@ -545,6 +573,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	struct trn_queue *queue;
 	struct drm_trn_job uj;
 	u32 i, n = 0, nobjs, tries;
+	bool objs_owned;
 	u64 first;
 	int idx, ret;
 
@@ -592,6 +621,8 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	ret = trn_submit_collect_bos(jobs, n, &objs, &nobjs);
 	if (ret)
 		goto out_free_jobs;
+	/* A single job's own array is not ours to free (nor to touch later). */
+	objs_owned = n > 1;
 
 	for (tries = 0;; tries++) {
 		/*
@@ -628,10 +659,16 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 
 	for (i = 0; i < n; i++) {
 		jobs[i]->seqno = first + i;
-		trn_job_push(queue, jobs[i]);
+		trn_job_arm(queue, jobs[i]);
 	}
+	/*
+	 * Unlock before the jobs can run: a finished job drops its buffer
+	 * references, and the last one would free a buffer still locked.
+	 */
 	if (nobjs)
 		drm_gem_unlock_reservations(objs, nobjs, &ctx);
+	for (i = 0; i < n; i++)
+		trn_job_push(queue, jobs[i]);
 	atomic64_add(n, &tdev->stats.submitted);
 	n = 0;
 	ret = 0;
@@ -639,8 +676,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 out_unlock:
 	mutex_unlock(&queue->submit_lock);
 out_free_objs:
-	/* (Not jobs[0]->bos: once pushed, a job may be gone already.) */
-	if (args->job_count > 1)
+	if (objs_owned)
 		kvfree(objs);
 out_free_jobs:
 	while (n--)

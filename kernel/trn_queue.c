@@ -28,7 +28,6 @@ static void trn_queue_release(struct kref *kref)
 {
 	struct trn_queue *queue = container_of(kref, struct trn_queue,
 					       refcount);
-
 	u32 i;
 
 	for (i = 0; i < queue->gc_count; i++)
@@ -117,7 +116,8 @@ void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
 		}
 	}
 	if (job->seqno > queue->completed) {
-		queue->completed = job->seqno;
+		/* Also read, as a hint, without the lock (trn_job.c). */
+		WRITE_ONCE(queue->completed, job->seqno);
 		/* Readers that see the job finished see its failure entry. */
 		smp_store_release(&page->completed_seqno, job->seqno);
 	}

@@ -460,12 +460,15 @@ void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail)
 
 /*
  * A late job (debugfs late_next) finishes the moment its ring is reset, and
- * the ring's next job, if the doorbell covers it, runs its first command
- * before the reset looks: the race between a timeout and a completion,
- * made certain so that tests can show nothing is abandoned or run twice.
+ * the ring's next job, if the doorbell covers it, starts before the reset
+ * looks: it runs the smallest slice the engine gives, which is its first
+ * command's first row or chunk (all of a one-row command). The race
+ * between a timeout and a completion, made certain so that tests can show
+ * nothing is abandoned or run twice.
  */
 static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
 {
+	enum trn_sim_run run;
 	long budget = LONG_MAX;
 
 	lockdep_assert_held(&ring->core->exec_lock);
@@ -476,18 +479,27 @@ static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
 	trn_sim_ring_complete(ring);
 	if (!trn_sim_ring_fetch(ring) || ring->state != TRN_SIM_RING_RUNNING)
 		return;
-	/* Any budget at all runs the first command whole. */
 	budget = 1;
-	if (trn_sim_exec_run(&ring->exec, &budget) == TRN_SIM_RUN_DONE)
+	run = trn_sim_exec_run(&ring->exec, &budget);
+	if (run == TRN_SIM_RUN_DONE)
 		trn_sim_ring_complete(ring);
+	else if (run == TRN_SIM_RUN_BLOCKED)
+		ring->state = TRN_SIM_RING_BLOCKED;
 }
 
-/*
- * trn_hw_ops.ring_reset: if job @seqno has not finished, abandon it,
- * started or not (its descriptor is not written back), and continue with
- * job @seqno + 1 once the doorbell covers it. If it has finished, the job
- * the ring runs now is an innocent one: leave it running. The completion
- * record never moves backwards.
+/**
+ * trn_sim_ring_reset() - trn_hw_ops.ring_reset of the simulator
+ * @tdev: the device
+ * @index: the ring
+ * @seqno: the job to abandon, the oldest one the core has not retired
+ *
+ * If job @seqno has not finished, abandon it, started or not (its
+ * descriptor is not written back), and continue with job @seqno + 1 once
+ * the doorbell covers it. If it has finished, the job the ring runs now is
+ * an innocent one: leave it running. The completion record never moves
+ * backwards.
+ *
+ * Return: true if job @seqno was abandoned, false if it had finished.
  */
 bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 {

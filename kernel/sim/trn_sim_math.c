@@ -319,7 +319,7 @@ void trn_sim_math_binary(u32 op, u32 *dst, const u32 *a, const u32 *b,
 /**
  * trn_sim_math_reduce() - fold @n more values into a reduction
  * @op: &enum trn_reduce_op, already validated
- * @acc: the reduction so far (SUM: starts at +0; MAX: at the first value)
+ * @acc: the reduction so far (SUM: starts at +0; MAX: at -infinity)
  * @src: the values, in order
  * @n: how many
  *
