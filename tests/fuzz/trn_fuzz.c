@@ -602,18 +602,6 @@ static bool exact(const struct target *tg, enum arg_kind kind)
 	return tg->kind == T_FILE && tg->df->exact && kind == A_NORMAL;
 }
 
-/*
- * Whether the model knows exactly which queues a file has. Not with device
- * churn: one debug-lane run (seed 64377377, not reproducible by replay)
- * found a queue the model did not know about on a stable file, and the
- * cause is not understood yet (Documentation/fuzzing.md, open findings).
- */
-static bool queues_exact(const struct fuzz_thread *t, const struct target *tg,
-			 enum arg_kind kind)
-{
-	return exact(tg, kind) && !t->ctx->opts->device_churn;
-}
-
 static void close_file(struct fuzz_thread *t, struct fuzz_file *f)
 {
 	if (f->fd >= 0 && close(f->fd))
@@ -1456,13 +1444,13 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		 * handle table (Documentation/fuzzing.md, known bugs).
 		 */
 		if (!uc->queue_id || !uc->status_handle ||
-		    (queues_exact(t, tg, kind) &&
+		    (exact(tg, kind) &&
 		     (find_queue(df, uc->queue_id) ||
 		      find_bo(df, uc->status_handle))))
 			fail(t, 0, "new queue %u: syncobj %u status %u",
 			     uc->queue_id, uc->syncobj, uc->status_handle);
 		if (find_queue(df, uc->queue_id)) {
-			/* Under churn the model was off (see queues_exact). */
+			/* Destroyed behind the engine's back (inexact file). */
 			forget_queue(df, uc->queue_id);
 			df->exact = false;
 		}
@@ -1494,7 +1482,7 @@ static void gen_queue_destroy(struct fuzz_thread *t, const struct target *tg)
 	uc = place_arg(t, &c, sizeof(c), &kind);
 	if (c.flags)
 		model = -EINVAL;
-	else if (queues_exact(t, tg, kind))
+	else if (exact(tg, kind))
 		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
 	model = arg_model(kind, model);
 	snprintf(t->call, sizeof(t->call),
@@ -1523,7 +1511,7 @@ static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
 	uc = place_arg(t, &c, sizeof(c), &kind);
 	if (c.flags)
 		model = -EINVAL;
-	else if (queues_exact(t, tg, kind))
+	else if (exact(tg, kind))
 		model = find_queue(tg->df, c.queue_id) ? 0 : -ENOENT;
 	model = arg_model(kind, model);
 	snprintf(t->call, sizeof(t->call),
@@ -2003,7 +1991,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	}
 	if (tg->kind != T_FILE || kind != A_NORMAL)
 		return;
-	if (!q && !queues_exact(t, tg, A_NORMAL))
+	if (!q && !exact(tg, A_NORMAL))
 		unknown = true;
 	else if (!q)
 		errs |= S_ENOENT;
@@ -2159,6 +2147,37 @@ static void fill_random(struct fuzz_thread *t, unsigned char *p, size_t len)
 	}
 }
 
+/*
+ * Types whose numbers the VFS answers for any file before the driver sees
+ * them (FIBMAP and FIGETBSZ, the FIO* of 'T', FS_IOC_*FLAGS, FIFREEZE and
+ * FS_IOC_FSGETXATTR, FICLONE, FS_IOC_GETFSUUID): FIGETBSZ succeeds on a
+ * device file, and freezing devtmpfs would hang the guest.
+ */
+static bool vfs_ioctl_type(unsigned int type)
+{
+	return type == 0x00 || type == 'T' || type == 'f' || type == 'X' ||
+	       type == 0x94 || type == 0x15;
+}
+
+/*
+ * Whether a driver ioctl's handler may have run. DRM copies in the
+ * argument only when the number says _IOC_WRITE (and zero-fills the rest),
+ * so without it a bad pointer fails only on the copy back, after the
+ * handler did its work; QUEUE_CREATE with an all-zero argument makes a
+ * queue. Every known ioctl that creates is _IOW or _IOWR.
+ */
+static bool handler_may_have_run(unsigned int dir, unsigned int size,
+				 enum arg_kind kind, int ret)
+{
+	bool unreadable = kind == A_NULL || kind == A_NONE ||
+			  kind == A_STRADDLE;
+
+	if (unreadable && (dir & _IOC_WRITE) && size)
+		return false;	/* EFAULT copying in: nothing ran */
+	/* After a handler that succeeded, only the copy back can fail. */
+	return !ret || ret == -EFAULT;
+}
+
 static void act_driver(struct fuzz_thread *t)
 {
 	static const unsigned int sizes[] = { 0, 1, 8, 24, 48, 56, 64, 128,
@@ -2178,7 +2197,7 @@ static void act_driver(struct fuzz_thread *t)
 		/* Not a DRM ioctl at all. */
 		do {
 			type = below(t, 256);
-		} while (type == DRM_IOCTL_BASE);
+		} while (type == DRM_IOCTL_BASE || vfs_ioctl_type(type));
 		nr = below(t, 256);
 		break;
 	case 1:
@@ -2246,9 +2265,9 @@ static void act_driver(struct fuzz_thread *t)
 		return;
 	}
 	account(t, &tg, ret, model);
-	/* A handle may exist that the engine was not told about. */
+	/* A handle or queue may exist that the engine was not told about. */
 	if (known && known->creates && tg.kind == T_FILE &&
-	    (!ret || kind == A_RO))
+	    handler_may_have_run(dir, size, kind, ret))
 		tg.df->exact = false;
 }
 
