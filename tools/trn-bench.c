@@ -804,13 +804,31 @@ static void bench_queues(trn_device_t *dev, struct noop *nj)
 
 /* -------------------------------------------------------- trn: copies */
 
+/*
+ * Submit what @cb holds as one job listing @bos (the command buffer's own
+ * first) and wait for it. Returns 0 or -errno.
+ */
+static int run_cmdbuf(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t **bos,
+		      uint32_t nbos)
+{
+	struct trn_job job;
+	struct trn_fence f;
+	int ret;
+
+	memset(&job, 0, sizeof(job));
+	job.cmd_va = trn_cmdbuf_va(cb);
+	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
+	job.bos = bos;
+	job.bo_count = nbos;
+	ret = trn_submit(q, &job, &f);
+	return ret ? ret : trn_fence_wait(&f, now_ns() + WAIT_NS);
+}
+
 /* One COPY job of @size bytes; returns its wall time in ns, or -errno. */
 static int64_t copy_job(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *dst,
 			trn_bo_t *src, uint64_t size)
 {
 	trn_bo_t *bos[3] = { trn_cmdbuf_bo(cb), dst, src };
-	struct trn_job job;
-	struct trn_fence f;
 	int64_t t0;
 	int ret;
 
@@ -818,15 +836,8 @@ static int64_t copy_job(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *dst,
 	ret = trn_cmd_copy(cb, trn_bo_va(dst), trn_bo_va(src), size);
 	if (ret)
 		return ret;
-	memset(&job, 0, sizeof(job));
-	job.cmd_va = trn_cmdbuf_va(cb);
-	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
-	job.bos = bos;
-	job.bo_count = 3;
 	t0 = now_ns();
-	ret = trn_submit(q, &job, &f);
-	if (!ret)
-		ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+	ret = run_cmdbuf(q, cb, bos, 3);
 	return ret ? ret : now_ns() - t0;
 }
 
@@ -1016,23 +1027,13 @@ static int mlp_fill(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *bo,
 		    float value)
 {
 	trn_bo_t *bos[2] = { trn_cmdbuf_bo(cb), bo };
-	struct trn_job job;
-	struct trn_fence f;
 	uint32_t bits;
 	int ret;
 
 	memcpy(&bits, &value, 4);
 	trn_cmdbuf_reset(cb);
 	ret = trn_cmd_fill(cb, trn_bo_va(bo), bits, trn_bo_size(bo));
-	if (ret)
-		return ret;
-	memset(&job, 0, sizeof(job));
-	job.cmd_va = trn_cmdbuf_va(cb);
-	job.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
-	job.bos = bos;
-	job.bo_count = 2;
-	ret = trn_submit(q, &job, &f);
-	return ret ? ret : trn_fence_wait(&f, now_ns() + WAIT_NS);
+	return ret ? ret : run_cmdbuf(q, cb, bos, 2);
 }
 
 static int bench_mlp_hal(trn_device_t *dev, trn_queue_t *q, size_t passes,

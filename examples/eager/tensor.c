@@ -160,22 +160,34 @@ static int record_copy(eager_stream_t *s, struct eager_block *dst,
 	return ret ? ret : eager_op_end(s);
 }
 
-/* Host @data -> device tensor @t through a staging buffer. */
-static int upload(eager_tensor_t *t, const void *data)
+/*
+ * The current stream of device tensor @t's device, and a pinned host block
+ * of its size to stage a copy through. The staging pool is strict: a block
+ * comes back only once the DMA that used it is done.
+ */
+static int staging_for(const eager_tensor_t *t, eager_stream_t **s,
+		       struct eager_block **stage)
 {
 	struct eager_backend *be;
-	struct eager_block *stage;
-	eager_stream_t *s;
 	int ret;
 
 	ret = eager_backend_get(t->device, &be);
 	if (ret)
 		return ret;
-	s = eager_current_stream(t->device);
-	if (!s)
+	*s = eager_current_stream(t->device);
+	if (!*s)
 		return -ENODEV;
-	/* Strict pool: a staging block comes back only once DMA is done. */
-	ret = eager_block_alloc(&be->staging, NULL, t->nbytes, &stage);
+	return eager_block_alloc(&be->staging, NULL, t->nbytes, stage);
+}
+
+/* Host @data -> device tensor @t through a staging buffer. */
+static int upload(eager_tensor_t *t, const void *data)
+{
+	struct eager_block *stage;
+	eager_stream_t *s;
+	int ret;
+
+	ret = staging_for(t, &s, &stage);
 	if (ret)
 		return ret;
 	memcpy(stage->map, data, t->nbytes);
@@ -209,7 +221,6 @@ int eager_from_host(struct eager_device dev, enum eager_dtype dtype,
 
 int eager_read(const eager_tensor_t *t, void *dst)
 {
-	struct eager_backend *be;
 	struct eager_block *stage;
 	eager_stream_t *s;
 	int ret;
@@ -220,13 +231,7 @@ int eager_read(const eager_tensor_t *t, void *dst)
 		memcpy(dst, t->host, t->nbytes);
 		return 0;
 	}
-	ret = eager_backend_get(t->device, &be);
-	if (ret)
-		return ret;
-	s = eager_current_stream(t->device);
-	if (!s)
-		return -ENODEV;
-	ret = eager_block_alloc(&be->staging, NULL, t->nbytes, &stage);
+	ret = staging_for(t, &s, &stage);
 	if (ret)
 		return ret;
 	ret = record_copy(s, stage, stage->va, t->block, t->va, t->nbytes);
