@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "trn_accel.h"
+#include "trn_isa.h"
 
 /*
  * trnhal.h spells some uAPI enumerators as macros of the same name; take

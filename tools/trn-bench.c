@@ -34,6 +34,7 @@
 #include <xf86drm.h>
 
 #include "trn_accel.h"
+#include "trn_isa.h"
 #include "trnhal.h"
 
 #ifdef TRN_BENCH_EAGER

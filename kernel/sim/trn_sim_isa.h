@@ -14,6 +14,7 @@
 #include <linux/types.h>
 
 #include <uapi/drm/trn_accel.h>
+#include <uapi/drm/trn_isa.h>
 
 struct trn_sim_exec;
 

@@ -30,6 +30,7 @@
 #include <kunit/visibility.h>
 
 #include <uapi/drm/trn_accel.h>
+#include <uapi/drm/trn_isa.h>
 
 #include "../trn_hw.h"
 #include "trn_sim.h"

@@ -194,8 +194,8 @@ int trn_device_memory_stats(trn_device_t *dev, struct trn_memory_stats *stats);
  *
  * The ISA constants below (TRN_UNARY_*, TRN_BINARY_*, TRN_REDUCE_*, the
  * command flags, TRN_NUM_SEMAPHORES, TRN_ISA_MAX_DIM) carry the same names
- * and values as in the uAPI header trn_accel.h, where some are enumerators:
- * a file that includes both must include trn_accel.h first.
+ * and values as in the uAPI header trn_isa.h, where some are enumerators:
+ * a file that includes both must include trn_isa.h first.
  */
 
 /* Opaque handle of a queue of jobs on one NeuronCore. */

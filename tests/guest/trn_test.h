@@ -33,6 +33,7 @@
 #include <xf86drm.h>
 
 #include "trn_accel.h"
+#include "trn_isa.h"
 
 /*
  * The harness's 30 s per-test default is a hang detector tuned for native
@@ -857,7 +858,7 @@ status_page_map(int fd, uint32_t status_handle)
 }
 
 /*
- * A command stream recorded with the ISA structures of trn_accel.h into
+ * A command stream recorded with the ISA structures of trn_isa.h into
  * CPU-mapped memory whose device address is @va.
  */
 struct cmds {

@@ -30,6 +30,7 @@
 #include <xf86drm.h>
 
 #include "trn_accel.h"
+#include "trn_isa.h"
 #include "trnhal.h"
 #include "../../libhal/internal.h"
 #include "check.h"

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn_isa.h - the command-stream ISA of trn devices: what a job's command
+ * buffer holds and the device executes.
+ *
+ * This is a device contract, not an ioctl contract: the kernel never reads
+ * command streams (the device does, through the submitting context's MMU),
+ * so the ISA is versioned on its own (%TRN_ISA_VERSION) and documented in
+ * Documentation/isa.md. The ioctls that submit jobs are in trn_accel.h.
+ */
+#ifndef _UAPI_TRN_ISA_H_
+#define _UAPI_TRN_ISA_H_
+
+#include <linux/types.h>
+
+#if defined(__cplusplus)
+extern "C" {
+#endif
+
+/**
+ * DOC: command-stream ISA v1
+ *
+ * A command buffer is a sequence of commands, each a whole number of 8-byte
+ * words, little endian, starting 8-byte aligned. The first 32-bit word of
+ * every command is its header: bits 0-7 opcode (TRN_OP_*), bits 8-15 flags
+ * (per opcode; unknown flags are BAD_ARG), bits 16-31 the command's size in
+ * 8-byte words including the header. Commands execute in order; each
+ * finishes (its writes are visible to the next command) before the next
+ * starts. Documentation/isa.md is the full reference (numerics, limits).
+ */
+#define TRN_ISA_VERSION			1
+#define TRN_ISA_MAX_CALL_DEPTH		4
+/** TRN_ISA_MAX_DIM - largest rows, cols, m, n or k of an operation */
+#define TRN_ISA_MAX_DIM			(1U << 16)
+/** TRN_ISA_MAX_MATMUL_B_BYTES - largest MATMUL B operand (k * n * 4) */
+#define TRN_ISA_MAX_MATMUL_B_BYTES	(1U << 26)
+
+#define TRN_CMD_HEADER(op, flags, words) \
+	((__u32)(op) | ((__u32)(flags) << 8) | ((__u32)(words) << 16))
+#define TRN_CMD_OPCODE(hdr)		((hdr) & 0xff)
+#define TRN_CMD_FLAGS(hdr)		(((hdr) >> 8) & 0xff)
+#define TRN_CMD_WORDS(hdr)		((hdr) >> 16)
+
+enum trn_opcode {
+	TRN_OP_NOP = 0x00,
+	TRN_OP_WRITE = 0x01,
+	TRN_OP_FILL = 0x02,
+	TRN_OP_COPY = 0x03,
+	TRN_OP_TIMESTAMP = 0x04,
+	TRN_OP_SEM_SIGNAL = 0x05,
+	TRN_OP_SEM_WAIT = 0x06,
+	TRN_OP_CALL = 0x07,
+	TRN_OP_MATMUL = 0x10,
+	TRN_OP_UNARY = 0x11,
+	TRN_OP_BINARY = 0x12,
+	TRN_OP_REDUCE = 0x13,
+};
+
+/** TRN_NUM_SEMAPHORES - device semaphores of a context on each NeuronCore */
+#define TRN_NUM_SEMAPHORES		256
+
+/* Flags of WRITE. */
+#define TRN_WRITE_64			(1U << 0)
+/* Flags of MATMUL. */
+#define TRN_MATMUL_BF16			(1U << 0)
+#define TRN_MATMUL_ACCUMULATE		(1U << 1)
+/* A is stored transposed: k rows of m elements, row pitch @lda. */
+#define TRN_MATMUL_TRANSPOSE_A		(1U << 2)
+/* B is stored transposed: n rows of k elements, row pitch @ldb. */
+#define TRN_MATMUL_TRANSPOSE_B		(1U << 3)
+/* Flags of UNARY and BINARY. */
+#define TRN_ELEM_DST_BF16		(1U << 0)
+/* Flags of BINARY: B holds one value per row, repeated along the row. */
+#define TRN_BINARY_B_PER_ROW		(1U << 1)
+
+/*
+ * Operations of UNARY, BINARY and REDUCE. Plain macros, like the flags, so
+ * that libtrnhal's identical definitions may coexist with them.
+ */
+#define TRN_UNARY_COPY	0
+#define TRN_UNARY_NEG	1
+#define TRN_UNARY_ABS	2
+#define TRN_UNARY_RELU	3
+#define TRN_UNARY_GELU	4
+#define TRN_UNARY_EXP	5
+#define TRN_UNARY_RECIP	6
+#define TRN_UNARY_SQRT	7
+#define TRN_UNARY_TANH	8
+#define TRN_UNARY_RELU_GRAD	9
+
+#define TRN_BINARY_ADD	0
+#define TRN_BINARY_SUB	1
+#define TRN_BINARY_MUL	2
+#define TRN_BINARY_DIV	3
+#define TRN_BINARY_MAX	4
+#define TRN_BINARY_MIN	5
+
+#define TRN_REDUCE_SUM	0
+#define TRN_REDUCE_MAX	1
+
+/** struct trn_cmd_nop - NOP: 1 or more words, contents ignored */
+struct trn_cmd_nop {
+	__u32 header;
+	__u32 pad;
+};
+
+/** struct trn_cmd_write - WRITE: store @value (low 32 bits unless TRN_WRITE_64) */
+struct trn_cmd_write {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+	__u64 value;
+};
+
+/** struct trn_cmd_fill - FILL: repeat the 32-bit @pattern over @size bytes */
+struct trn_cmd_fill {
+	__u32 header;
+	__u32 pattern;
+	__u64 dst;
+	__u64 size;
+};
+
+/**
+ * struct trn_cmd_copy - COPY: @height rows of @width bytes; a row starts
+ * @src_pitch (@dst_pitch) bytes after the previous one. 1D: @height 1.
+ */
+struct trn_cmd_copy {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+	__u64 src;
+	__u64 width;
+	__u64 height;
+	__u64 dst_pitch;
+	__u64 src_pitch;
+};
+
+/** struct trn_cmd_timestamp - TIMESTAMP: store the device clock (ns, u64) */
+struct trn_cmd_timestamp {
+	__u32 header;
+	__u32 pad;
+	__u64 dst;
+};
+
+/**
+ * struct trn_cmd_sem - SEM_SIGNAL adds @value to semaphore @sem (wrapping);
+ * SEM_WAIT stalls its queue until semaphore @sem is at least @value.
+ */
+struct trn_cmd_sem {
+	__u32 header;
+	__u32 sem;
+	__u64 value;
+};
+
+/** struct trn_cmd_call - CALL: run the commands at [@va, @va + @size) */
+struct trn_cmd_call {
+	__u32 header;
+	__u32 pad;
+	__u64 va;
+	__u64 size;
+};
+
+/**
+ * struct trn_cmd_matmul - MATMUL: C[m][n] (+)= A[m][k] * B[k][n]
+ *
+ * A and B are f32, or bf16 with TRN_MATMUL_BF16; C is f32. Row-major;
+ * @lda, @ldb, @ldc are row pitches in bytes.
+ */
+struct trn_cmd_matmul {
+	__u32 header;
+	__u32 m;
+	__u32 n;
+	__u32 k;
+	__u64 a;
+	__u64 b;
+	__u64 c;
+	__u64 lda;
+	__u64 ldb;
+	__u64 ldc;
+};
+
+/**
+ * struct trn_cmd_unary - UNARY: dst[r][c] = op(src[r][c]) on f32
+ */
+struct trn_cmd_unary {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 src;
+	__u64 dst_pitch;
+	__u64 src_pitch;
+};
+
+/**
+ * struct trn_cmd_binary - BINARY: dst[r][c] = a[r][c] op b[r][c] on f32
+ *
+ * A pitch of 0 repeats one row for every row (broadcast).
+ */
+struct trn_cmd_binary {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 a;
+	__u64 b;
+	__u64 dst_pitch;
+	__u64 a_pitch;
+	__u64 b_pitch;
+};
+
+/** struct trn_cmd_reduce - REDUCE: dst[r] = op over c of src[r][c], f32 */
+struct trn_cmd_reduce {
+	__u32 header;
+	__u32 op;
+	__u32 rows;
+	__u32 cols;
+	__u64 dst;
+	__u64 src;
+	__u64 src_pitch;
+};
+
+#if defined(__cplusplus)
+}
+#endif
+
+#endif /* _UAPI_TRN_ISA_H_ */
