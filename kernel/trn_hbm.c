@@ -47,12 +47,17 @@ int trn_hbm_init(struct trn_device *tdev)
  * @size: bytes, page aligned
  * @align: alignment of the range's start, a power of two
  *
- * Return: 0, or -ENOMEM when no free range is large enough.
+ * The range is populated by the backend (&trn_hw_ops.hbm_populate) before
+ * this returns, so that nothing on the way to a fence signalling allocates
+ * to reach it.
+ *
+ * Return: 0, -ENOMEM when no free range is large enough or it cannot be
+ * populated, -ENODEV when the device is gone.
  */
 int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 		  u64 size, u64 align)
 {
-	int ret;
+	int idx, ret;
 
 	mutex_lock(&tdev->hbm_lock);
 	ret = drm_mm_insert_node_generic(&tdev->hbm_mm, node, size, align, 0,
@@ -60,7 +65,20 @@ int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 	if (!ret)
 		tdev->hbm_used += size;
 	mutex_unlock(&tdev->hbm_lock);
-	return ret == -ENOSPC ? -ENOMEM : ret;
+	if (ret)
+		return ret == -ENOSPC ? -ENOMEM : ret;
+
+	if (!tdev->ops->hbm_populate)
+		return 0;
+	if (!drm_dev_enter(&tdev->drm, &idx)) {
+		ret = -ENODEV;
+	} else {
+		ret = tdev->ops->hbm_populate(tdev, node->start, size);
+		drm_dev_exit(idx);
+	}
+	if (ret)
+		trn_hbm_free(tdev, node);
+	return ret;
 }
 
 /**

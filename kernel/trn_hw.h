@@ -147,7 +147,12 @@ struct trn_mmu_map {
  * @mmu_unmap: remove the mapping of [@va, @va + @size) from context @ctx
  * @hbm_pfn: store in @pfn the CPU page frame through which the CPU reaches
  *           device memory at @offset (page aligned), for mmap
-
+ * @hbm_populate: optional; make device memory [@offset, @offset + @size)
+ *                ready for a new buffer, before anything can reach it:
+ *                afterwards neither the device nor @hbm_pfn allocates to
+ *                reach it (the device executes jobs in the fence
+ *                signalling path, where allocating could deadlock). May
+ *                sleep; returns 0 or -ENOMEM
  * @hbm_clear: zero device memory [@offset, @offset + @size) before it is
  *             handed out again; it must read as zero when this returns
  * @ring_init: start watching ring @ring; its status reads 0 (nothing done)
@@ -180,6 +185,7 @@ struct trn_hw_ops {
 		       const struct trn_mmu_map *map);
 	void (*mmu_unmap)(struct trn_device *tdev, u32 ctx, u64 va, u64 size);
 	int (*hbm_pfn)(struct trn_device *tdev, u64 offset, unsigned long *pfn);
+	int (*hbm_populate)(struct trn_device *tdev, u64 offset, u64 size);
 	void (*hbm_clear)(struct trn_device *tdev, u64 offset, u64 size);
 	int (*ring_init)(struct trn_device *tdev, const struct trn_hw_ring *ring);
 	void (*ring_fini)(struct trn_device *tdev, u32 index);

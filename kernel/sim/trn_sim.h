@@ -125,6 +125,7 @@ int trn_sim_mem_init(struct trn_sim_dev *sdev);
 void trn_sim_mem_fini(struct trn_sim_dev *sdev);
 struct page *trn_sim_mem_page(struct trn_sim_dev *sdev, u64 offset);
 int trn_sim_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
+int trn_sim_hbm_populate(struct trn_device *tdev, u64 offset, u64 size);
 void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
 
 /* trn_sim_mmu.c: contexts, page tables, translation */

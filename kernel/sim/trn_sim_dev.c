@@ -37,6 +37,7 @@ static const struct trn_hw_ops trn_sim_hw_ops = {
 	.mmu_map = trn_sim_mmu_map,
 	.mmu_unmap = trn_sim_mmu_unmap,
 	.hbm_pfn = trn_sim_hbm_pfn,
+	.hbm_populate = trn_sim_hbm_populate,
 	.hbm_clear = trn_sim_hbm_clear,
 	.ring_init = trn_sim_ring_init,
 	.ring_fini = trn_sim_ring_fini,

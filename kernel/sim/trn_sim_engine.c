@@ -394,6 +394,9 @@ int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw)
 	ring->seqno = 1;
 	ring->exec.ops = &trn_sim_ring_exec_ops;
 	ring->exec.scratch = &core->scratch;
+	ret = trn_sim_exec_init(&ring->exec);
+	if (ret)
+		goto err_free;
 	WRITE_ONCE(ring->status->completed_seqno, cpu_to_le64(0));
 
 	mutex_lock(&core->exec_lock);
@@ -405,9 +408,11 @@ int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw)
 	spin_unlock_irqrestore(&core->lock, flags);
 	mutex_unlock(&core->exec_lock);
 	if (ret)
-		goto err_free;
+		goto err_exec;
 	return 0;
 
+err_exec:
+	trn_sim_exec_fini(&ring->exec);
 err_free:
 	kfree(ring);
 	return ret;
@@ -434,6 +439,8 @@ void trn_sim_ring_fini(struct trn_device *tdev, u32 index)
 	if (ring)
 		trn_sim_exec_release(&ring->exec);
 	mutex_unlock(&core->exec_lock);
+	if (ring)
+		trn_sim_exec_fini(&ring->exec);
 	kfree(ring);
 }
 
@@ -544,6 +551,7 @@ static void trn_sim_cores_free(struct trn_sim_dev *sdev, u32 count)
 			if (!core->rings[q])
 				continue;
 			trn_sim_exec_release(&core->rings[q]->exec);
+			trn_sim_exec_fini(&core->rings[q]->exec);
 			kfree(core->rings[q]);
 		}
 		trn_sim_scratch_free(&core->scratch);
@@ -591,6 +599,10 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 		mutex_init(&core->exec_lock);
 		spin_lock_init(&core->lock);
 		sdev->cores[i] = core;
+		if (trn_sim_scratch_init(&core->scratch)) {
+			i++;
+			goto err_cores;
+		}
 	}
 	return 0;
 

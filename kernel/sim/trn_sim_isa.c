@@ -129,6 +129,39 @@ static void *trn_sim_scratch_get(struct trn_sim_exec *x, size_t size)
 }
 
 /**
+ * trn_sim_scratch_init() - prepare a NeuronCore's bounce buffer
+ * @s: the buffer, zeroed
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trn_sim_scratch_init(struct trn_sim_scratch *s)
+{
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_scratch_init);
+
+/**
+ * trn_sim_exec_init() - prepare the execution state of a ring
+ * @x: the state, zeroed
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trn_sim_exec_init(struct trn_sim_exec *x)
+{
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_exec_init);
+
+/**
+ * trn_sim_exec_fini() - free what trn_sim_exec_init() prepared
+ * @x: the state, released
+ */
+void trn_sim_exec_fini(struct trn_sim_exec *x)
+{
+}
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_exec_fini);
+
+/**
  * trn_sim_scratch_free() - free a bounce buffer
  * @s: the buffer; no execution uses it any more
  */

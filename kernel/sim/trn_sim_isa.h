@@ -139,6 +139,9 @@ enum trn_sim_run {
 /* Work a ring may do per turn, in bytes moved or multiply-adds (roughly). */
 #define TRN_SIM_SLICE_BUDGET	SZ_1M
 
+int trn_sim_scratch_init(struct trn_sim_scratch *s);
+int trn_sim_exec_init(struct trn_sim_exec *x);
+void trn_sim_exec_fini(struct trn_sim_exec *x);
 void trn_sim_exec_start(struct trn_sim_exec *x, u64 va, u64 size);
 enum trn_sim_run trn_sim_exec_run(struct trn_sim_exec *x, long *budget);
 void trn_sim_exec_release(struct trn_sim_exec *x);

@@ -109,6 +109,12 @@ int trn_sim_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn)
 	return 0;
 }
 
+/* trn_hw_ops.hbm_populate */
+int trn_sim_hbm_populate(struct trn_device *tdev, u64 offset, u64 size)
+{
+	return 0;
+}
+
 /* trn_hw_ops.hbm_clear */
 void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 {
