@@ -34,6 +34,8 @@ struct workqueue_struct;
 #define TRN_SIM_DEFAULT_CORES	8
 #define TRN_SIM_DEFAULT_HBM_MIB	256
 #define TRN_SIM_DEFAULT_QUEUES	4
+/* Freed device memory whose host pages a device keeps for the next buffer. */
+#define TRN_SIM_HBM_KEEP_PAGES	(SZ_16M / PAGE_SIZE)
 
 /* Descriptors in each hardware ring. */
 #define TRN_SIM_RING_ENTRIES	256
@@ -67,10 +69,16 @@ struct trn_sim_shape {
  * @tdev: the core's device while bound, NULL otherwise
  * @probe_err: why binding failed, for new_device to report
  * @debugfs: this device's knob directory while bound
- * @hbm_lock: protects the slots of @hbm_pages
+ * @hbm_lock: protects the slots of @hbm_pages, @hbm_kept and the zeroing
+ *            of stale pages
  * @hbm_pages: the host page behind each page of device memory, or NULL
- *             where the memory reads as zero
+ *             where no buffer was allocated
  * @hbm_npages: pages of device memory
+ * @hbm_free: pages of @hbm_pages that belong to no buffer (kept for reuse)
+ * @hbm_stale: pages of @hbm_pages holding a freed buffer's data, zeroed
+ *             before anything reads them
+ * @hbm_kept: bits set in @hbm_free
+ * @hbm_keep_max: at most so many freed pages are kept
  * @ctxs: MMU context number -> its page table
  * @mmu_faults: device accesses that faulted, in any context
  * @engine_wq: unbound workqueue running the engines of the NeuronCores
@@ -94,10 +102,14 @@ struct trn_sim_dev {
 	int probe_err;
 	struct dentry *debugfs;
 
-	/* Protects the slots of hbm_pages. */
+	/* Protects the slots of hbm_pages, hbm_kept and stale page zeroing. */
 	spinlock_t hbm_lock;
 	struct page **hbm_pages;
 	u64 hbm_npages;
+	unsigned long *hbm_free;
+	unsigned long *hbm_stale;
+	u64 hbm_kept;
+	u64 hbm_keep_max;
 
 	struct xarray ctxs;
 	atomic64_t mmu_faults;

@@ -11,8 +11,12 @@
  * A job runs in slices: trn_sim_exec_run() does about @budget units of
  * work and returns, keeping its place (the CALL stack, the command being
  * executed and a cursor into it), so that the engine can serve the other
- * rings of the NeuronCore in between. Operands are staged row by row
- * through a bounce buffer; the floating point of trn_sim_math.c runs
+ * rings of the NeuronCore in between. Operands are staged through the
+ * NeuronCore's SRAM (&struct trn_sim_scratch, allocated when the device is
+ * created): executing never allocates memory, because the engine runs on
+ * the way to signalling DMA fences, where an allocation that waits for
+ * reclaim could wait for those very fences. A MATMUL whose B does not fit
+ * is tiled (trn_sim_mm_plan()). The floating point of trn_sim_math.c runs
  * between kernel_fpu_begin() and kernel_fpu_end() on at most
  * TRN_SIM_FPU_ELEMS elements (TRN_SIM_FPU_MACS multiply-adds) at a time,
  * never across a memory access.
@@ -24,6 +28,8 @@
 #include <linux/fpu.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/overflow.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
@@ -36,7 +42,7 @@
 
 #include "trn_sim_isa.h"
 
-/* Bytes a COPY or FILL moves per memory access. */
+/* Bytes a COPY or FILL moves per memory access (at most the SRAM). */
 #define TRN_SIM_CHUNK		SZ_64K
 /* Budget units charged for fetching a command, and per row of an op. */
 #define TRN_SIM_CMD_COST	64
@@ -44,14 +50,17 @@
 /* Most elements, and multiply-adds, per kernel_fpu_begin() section. */
 #define TRN_SIM_FPU_ELEMS	4096U
 #define TRN_SIM_FPU_MACS	65536U
-/* Most f32 values of a MATMUL's panel of transposed A. */
-#define TRN_SIM_APANEL_ELEMS	SZ_256K
 /*
- * Columns of a transposed B staged per pass: at most 16, at most 512 KiB
- * of them in the bounce buffer.
+ * Transposed B is staged TRN_SIM_BT_COLS stored rows (columns of B) at a
+ * time, at most TRN_SIM_BT_CHUNK values of each per read.
  */
 #define TRN_SIM_BT_COLS		16U
-#define TRN_SIM_BT_ELEMS	SZ_128K
+#define TRN_SIM_BT_CHUNK	1024U
+
+static unsigned int sram_kib = TRN_SIM_SRAM_MIN / SZ_1K;
+module_param(sram_kib, uint, 0644);
+MODULE_PARM_DESC(sram_kib,
+		 "SRAM of each NeuronCore of devices created afterwards, in KiB (1024 to 262144; default 1024)");
 
 /* What executing (part of) a command came to. */
 enum {
@@ -115,28 +124,66 @@ static int trn_sim_mem_fail(struct trn_sim_exec *x, int err)
 						DRM_TRN_STATUS_ABORTED);
 }
 
+/*
+ * The SRAM for anything but a MATMUL's tiles: @size bytes of it, or NULL if
+ * it is smaller (only a test's can be). Tiles staged there are gone.
+ */
 static void *trn_sim_scratch_get(struct trn_sim_exec *x, size_t size)
 {
 	struct trn_sim_scratch *s = x->scratch;
 
-	size = max_t(size_t, size, TRN_SIM_CHUNK);
-	if (s->size < size) {
-		kvfree(s->buf);
-		s->buf = kvmalloc(size, GFP_KERNEL);
-		s->size = s->buf ? size : 0;
-	}
-	return s->buf;
+	s->owner = 0;
+	return size <= s->size ? s->buf : NULL;
+}
+
+/* Bytes a COPY or FILL moves per access: TRN_SIM_CHUNK, or all the SRAM. */
+static size_t trn_sim_chunk(struct trn_sim_exec *x)
+{
+	return min_t(size_t, TRN_SIM_CHUNK, round_down(x->scratch->size, 4));
 }
 
 /**
- * trn_sim_scratch_init() - prepare a NeuronCore's bounce buffer
- * @s: the buffer, zeroed
+ * trn_sim_scratch_init_size() - allocate an SRAM of a given size
+ * @s: the SRAM, zeroed
+ * @size: bytes, a multiple of 4 from 4 KiB to %TRN_SIM_SRAM_MAX; below
+ *        %TRN_SIM_SRAM_MIN some commands do not fit (they fail with
+ *        %DRM_TRN_STATUS_ABORTED), which only tests want
+ *
+ * Return: 0, -EINVAL for a bad @size, or -ENOMEM.
+ */
+int trn_sim_scratch_init_size(struct trn_sim_scratch *s, size_t size)
+{
+	if (size < SZ_4K || size > TRN_SIM_SRAM_MAX || size % 4)
+		return -EINVAL;
+	s->buf = kvzalloc(size, GFP_KERNEL);
+	if (!s->buf)
+		return -ENOMEM;
+	s->size = size;
+	s->last_id = 0;
+	s->owner = 0;
+	s->b_tile = U64_MAX;
+	s->a_group = U64_MAX;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_scratch_init_size);
+
+/**
+ * trn_sim_scratch_init() - allocate a NeuronCore's SRAM
+ * @s: the SRAM, zeroed
+ *
+ * Its size is the module parameter sram_kib, within %TRN_SIM_SRAM_MIN and
+ * %TRN_SIM_SRAM_MAX. Called in process context when a device is created;
+ * nothing allocates afterwards.
  *
  * Return: 0 or -ENOMEM.
  */
 int trn_sim_scratch_init(struct trn_sim_scratch *s)
 {
-	return 0;
+	size_t kib = clamp_t(size_t, READ_ONCE(sram_kib),
+			     TRN_SIM_SRAM_MIN / SZ_1K,
+			     TRN_SIM_SRAM_MAX / SZ_1K);
+
+	return trn_sim_scratch_init_size(s, kib * SZ_1K);
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_scratch_init);
 
@@ -144,7 +191,12 @@ EXPORT_SYMBOL_IF_KUNIT(trn_sim_scratch_init);
  * trn_sim_exec_init() - prepare the execution state of a ring
  * @x: the state, zeroed
  *
- * Return: 0 or -ENOMEM.
+ * There is nothing to prepare: an execution holds no memory of its own
+ * (everything it stages is in its NeuronCore's SRAM, and what must survive
+ * between slices is re-staged), so that a device with many rings costs
+ * nothing per ring.
+ *
+ * Return: 0.
  */
 int trn_sim_exec_init(struct trn_sim_exec *x)
 {
@@ -162,14 +214,15 @@ void trn_sim_exec_fini(struct trn_sim_exec *x)
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_exec_fini);
 
 /**
- * trn_sim_scratch_free() - free a bounce buffer
- * @s: the buffer; no execution uses it any more
+ * trn_sim_scratch_free() - free an SRAM
+ * @s: the SRAM; no execution uses it any more
  */
 void trn_sim_scratch_free(struct trn_sim_scratch *s)
 {
 	kvfree(s->buf);
 	s->buf = NULL;
 	s->size = 0;
+	s->owner = 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_scratch_free);
 
@@ -264,7 +317,7 @@ static __always_inline int trn_sim_write_f32(struct trn_sim_exec *x, u64 va,
  * Row x->cursor of @rows is done: charge @cost for it and move on. False
  * when the budget is spent and rows remain, so the command resumes there.
  */
-static bool trn_sim_next_row(struct trn_sim_exec *x, u32 rows, long *budget,
+static bool trn_sim_next_row(struct trn_sim_exec *x, u64 rows, long *budget,
 			     long cost)
 {
 	x->cursor++;
@@ -299,7 +352,7 @@ static int trn_sim_op_fill(struct trn_sim_exec *x, long *budget)
 {
 	const struct trn_cmd_fill *c = &x->cmd.fill;
 	u64 dst = cmd_u64(c->dst), size = cmd_u64(c->size);
-	size_t i, len;
+	size_t i, len, chunk = trn_sim_chunk(x);
 	u32 *buf;
 	int ret;
 
@@ -307,15 +360,15 @@ static int trn_sim_op_fill(struct trn_sim_exec *x, long *budget)
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
 	if (!size)
 		return TRN_SIM_OP_DONE;
-	buf = trn_sim_scratch_get(x, TRN_SIM_CHUNK);
-	if (!buf)
+	buf = trn_sim_scratch_get(x, chunk);
+	if (!buf || !chunk)
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
 	/* The pattern is kept as fetched, little endian. */
-	for (i = 0; i < TRN_SIM_CHUNK / 4; i++)
+	for (i = 0; i < chunk / 4; i++)
 		buf[i] = c->pattern;
 
 	while (x->cursor < size) {
-		len = min_t(u64, size - x->cursor, TRN_SIM_CHUNK);
+		len = min_t(u64, size - x->cursor, chunk);
 		ret = x->ops->write(x, dst + x->cursor, buf, len);
 		if (ret)
 			return trn_sim_mem_fail(x, ret);
@@ -334,7 +387,7 @@ static int trn_sim_op_copy(struct trn_sim_exec *x, long *budget)
 	u64 dst = cmd_u64(c->dst), src = cmd_u64(c->src);
 	u64 width = cmd_u64(c->width), height = cmd_u64(c->height);
 	u64 dpitch = cmd_u64(c->dst_pitch), spitch = cmd_u64(c->src_pitch);
-	size_t len;
+	size_t len, chunk;
 	void *buf;
 	int ret;
 
@@ -343,8 +396,9 @@ static int trn_sim_op_copy(struct trn_sim_exec *x, long *budget)
 	if (!width || !height)
 		return TRN_SIM_OP_DONE;
 	/* A device that can copy directly moves every byte once. */
-	buf = x->ops->copy ? NULL : trn_sim_scratch_get(x, TRN_SIM_CHUNK);
-	if (!x->ops->copy && !buf)
+	chunk = x->ops->copy ? TRN_SIM_CHUNK : trn_sim_chunk(x);
+	buf = x->ops->copy ? NULL : trn_sim_scratch_get(x, chunk);
+	if (!x->ops->copy && (!buf || !chunk))
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
 
 	/* cursor: row; cursor_off: bytes of that row already copied. */
@@ -352,7 +406,7 @@ static int trn_sim_op_copy(struct trn_sim_exec *x, long *budget)
 		u64 s = src + x->cursor * spitch + x->cursor_off;
 		u64 d = dst + x->cursor * dpitch + x->cursor_off;
 
-		len = min_t(u64, width - x->cursor_off, TRN_SIM_CHUNK);
+		len = min_t(u64, width - x->cursor_off, chunk);
 		if (x->ops->copy) {
 			ret = x->ops->copy(x, d, s, len);
 		} else {
@@ -429,164 +483,452 @@ static int trn_sim_op_call(struct trn_sim_exec *x, struct trn_sim_frame *f,
 	return TRN_SIM_OP_DONE;
 }
 
-/*
- * Read B into x->stage, k rows of n f32 values, whichever way it is stored,
- * and make room for a panel of @apanel more values after it.
+/**
+ * struct trn_sim_mm - a MATMUL, and how it is tiled in the SRAM
+ * @a: device address of A
+ * @b: device address of B
+ * @c: device address of C
+ * @lda: row pitch of A as stored
+ * @ldb: row pitch of B as stored
+ * @ldc: row pitch of C
+ * @m: rows of C
+ * @n: columns of C
+ * @k: columns of A, rows of B
+ * @es: element size of A and B in bytes
+ * @bf16: A and B are bf16
+ * @ta: A is stored transposed (k rows of m)
+ * @tb: B is stored transposed (n rows of k)
+ * @acc: C is added to
+ * @rowwise: rows of C overlap and B has several tiles: each step computes
+ *           a whole row of C, staging every tile, in the order of rows
+ * @jpanels: tiles across n
+ * @jn: columns per tile (the last ones may have fewer)
+ * @kpanels: tiles across k; between them, a step's row of C (@rowwise) or
+ *           else C itself holds the partial sums
+ * @kp: rows of B per tile (the last ones may have fewer)
+ * @rows: rows of transposed A staged per group
+ * @tchunk: with @tb, values of a stored row read at a time
+ * @tile: the tile of B staged: its rows, packed
+ * @arow: the part of row i of A that the tile needs
+ * @group: with @ta, a group of rows of A as stored (@kp rows of @rows
+ *         values); @arow itself when @rows is 1
+ * @cbuf: row i of C, for the columns of the step
+ * @tmp: with @tb, %TRN_SIM_BT_COLS times @tchunk values
  */
-static int trn_sim_stage_b(struct trn_sim_exec *x, u64 b, u64 ldb, u32 k,
-			   u32 n, u32 flags, size_t apanel)
+struct trn_sim_mm {
+	u64 a, b, c;
+	u64 lda, ldb, ldc;
+	u32 m, n, k;
+	u32 es;
+	bool bf16, ta, tb, acc;
+	bool rowwise;
+	u32 jpanels, jn, kpanels, kp;
+	u32 rows, tchunk;
+	u32 *tile, *arow, *group, *cbuf, *tmp;
+};
+
+/*
+ * Whether @rows rows of @bytes bytes, @pitch apart (modulo 2^64), are
+ * disjoint (or all in one place if @same is allowed): then the order in
+ * which parts of different rows are written does not matter.
+ */
+static bool trn_sim_rows_apart(u64 pitch, u32 rows, u64 bytes, bool same)
 {
-	bool bf16 = flags & TRN_MATMUL_BF16;
-	u32 kk, j0, jn, jj, cols;
-	u32 *buf, *row;
+	u64 span;
+
+	if (rows == 1)
+		return true;
+	if (!pitch)
+		return same;
+	if (pitch < bytes || check_mul_overflow((u64)rows - 1, pitch, &span))
+		return false;
+	return span <= U64_MAX - bytes + 1;
+}
+
+/*
+ * With tiles of @kp rows of B: the columns that fit in an SRAM of @e
+ * values next to what else a step needs (part of a row of A, a group of
+ * rows of transposed A taking up to an eighth of the SRAM, the row of C,
+ * all of it with @whole_row, and the staging room of a transposed B).
+ */
+static size_t trn_sim_mm_room(struct trn_sim_mm *mm, size_t e, u32 kp,
+			      bool whole_row)
+{
+	size_t fixed;
+
+	mm->kp = kp;
+	mm->rows = mm->ta ? clamp_t(size_t, e / 8 / kp, 1, mm->m) : 1;
+	mm->tchunk = mm->tb ? min_t(size_t, kp, clamp_t(size_t, e / 256, 16,
+						       TRN_SIM_BT_CHUNK)) : 0;
+	fixed = kp + (mm->rows > 1 ? (size_t)mm->rows * kp : 0) +
+		(size_t)TRN_SIM_BT_COLS * mm->tchunk + (whole_row ? mm->n : 0);
+	if (fixed >= e)
+		return 0;
+	/* Per column: kp values of B, and one of C unless a whole row. */
+	return (e - fixed) / (kp + !whole_row);
+}
+
+/* Tiles as even as they can be, at most @max of @len wide. */
+static void trn_sim_mm_split(u32 len, size_t max, u32 *count, u32 *width)
+{
+	*count = DIV_ROUND_UP(len, min_t(size_t, max, len));
+	*width = DIV_ROUND_UP(len, *count);
+}
+
+/*
+ * What a plan costs beyond the multiply-adds, which are the same for all:
+ * device accesses, at 256 units each, and values moved.
+ */
+static u64 trn_sim_mm_cost(const struct trn_sim_mm *mm)
+{
+	u64 m = mm->m, n = mm->n, k = mm->k, jp = mm->jpanels;
+	u64 kp = mm->kpanels, reps = mm->rowwise ? m : 1;
+	u64 steps = mm->rowwise ? m : jp * kp * m;
+	u64 calls, values, c;
+
+	/* B, staged once (per row if rowwise) */
+	calls = (mm->tb ? n * kp * DIV_ROUND_UP(mm->kp, mm->tchunk) :
+			  jp * k) * reps;
+	values = k * n * reps;
+	/* A, per tile and row; transposed, per tile and group of rows */
+	if (mm->ta)
+		calls += (mm->rowwise && kp > 1 ? m :
+			  jp * DIV_ROUND_UP(m, mm->rows)) * k;
+	else
+		calls += jp * kp * m;
+	values += (mm->rowwise ? 1 : jp) * m * k;
+	/* C, per step: read unless starting from zero, written */
+	if (mm->rowwise)
+		c = m * (mm->acc ? 2 : 1);
+	else
+		c = 2 * steps - (mm->acc ? 0 : jp * m);
+	calls += c;
+	values += c * (mm->rowwise ? n : mm->jn);
+	return calls * 256 + values;
+}
+
+/*
+ * Lay the MATMUL out in the SRAM of @s. If B fits, it is one tile (as if
+ * staged whole). Else tiles of all k rows and as many columns as fit, or
+ * tiles of whole rows of B, as many rows as fit, whichever moves less.
+ * Where rows of C overlap, each step computes a whole row of C over all
+ * tiles, keeping it in the SRAM; else C holds the partial sums between
+ * tiles of rows. False if not even one column of B fits, which an SRAM of
+ * at least %TRN_SIM_SRAM_MIN rules out.
+ */
+static bool trn_sim_mm_plan(struct trn_sim_mm *mm,
+			    const struct trn_sim_scratch *s)
+{
+	size_t e = s->size / 4, jmax;
+	u64 bytes = (u64)mm->n * 4;
+	struct trn_sim_mm split = *mm;
+	u32 lo, hi, mid;
+
+	mm->rowwise = false;
+	mm->kpanels = 1;
+	jmax = trn_sim_mm_room(mm, e, mm->k, false);
+	if (jmax >= mm->n) {
+		mm->jpanels = 1;
+		mm->jn = mm->n;
+		goto layout;
+	}
+	/*
+	 * Rows of C that overlap are computed whole, one after the other
+	 * (rows all in one place can take tiles of columns in turn).
+	 */
+	if (!trn_sim_rows_apart(mm->ldc, mm->m, bytes, true)) {
+		mm->rowwise = true;
+		jmax = trn_sim_mm_room(mm, e, mm->k, true);
+	}
+	if (jmax)
+		trn_sim_mm_split(mm->n, jmax, &mm->jpanels, &mm->jn);
+
+	if (mm->k > 1) {
+		/* The most rows of B with which whole rows fit. */
+		split.rowwise = !trn_sim_rows_apart(mm->ldc, mm->m, bytes,
+						    false);
+		for (lo = 0, hi = mm->k - 1; lo < hi;) {
+			mid = hi - (hi - lo) / 2;
+			if (trn_sim_mm_room(&split, e, mid, split.rowwise) >=
+			    mm->n)
+				lo = mid;
+			else
+				hi = mid - 1;
+		}
+		if (lo) {
+			trn_sim_mm_split(mm->k, lo, &split.kpanels, &split.kp);
+			if (trn_sim_mm_room(&split, e, split.kp,
+					    split.rowwise) < mm->n) {
+				split.kpanels = DIV_ROUND_UP(mm->k, lo);
+				trn_sim_mm_room(&split, e, lo, split.rowwise);
+			}
+			split.jpanels = 1;
+			split.jn = mm->n;
+			if (!jmax || trn_sim_mm_cost(&split) < trn_sim_mm_cost(mm))
+				*mm = split;
+			jmax = mm->jn;
+		}
+	}
+	if (!jmax)
+		return false;
+
+layout:
+	mm->tile = s->buf;
+	mm->arow = mm->tile + (size_t)mm->kp * mm->jn;
+	mm->group = mm->arow;
+	mm->cbuf = mm->arow + mm->kp;
+	if (mm->rows > 1) {
+		mm->group = mm->cbuf;
+		mm->cbuf += (size_t)mm->rows * mm->kp;
+	}
+	mm->tmp = mm->cbuf + (mm->rowwise ? mm->n : mm->jn);
+	return true;
+}
+
+/* The SRAM holds tiles of this MATMUL from now on. */
+static void trn_sim_mm_own(struct trn_sim_exec *x)
+{
+	struct trn_sim_scratch *s = x->scratch;
+
+	if (s->owner == x->mm_id)
+		return;
+	s->owner = x->mm_id;
+	s->b_tile = U64_MAX;
+	s->a_group = U64_MAX;
+}
+
+/*
+ * Stage tile @t of B, its rows widened to f32 whichever way B is stored,
+ * unless the SRAM still holds it.
+ */
+static int trn_sim_mm_tile(struct trn_sim_exec *x, const struct trn_sim_mm *mm,
+			   u64 t, long *budget)
+{
+	struct trn_sim_scratch *s = x->scratch;
+	u32 j0 = (t / mm->kpanels) * mm->jn, jn = min(mm->jn, mm->n - j0);
+	u32 k0 = (t % mm->kpanels) * mm->kp, kn = min(mm->kp, mm->k - k0);
+	u32 kk, c0, cn, jj, tn, i;
+	u32 *row;
 	int ret;
 
-	x->stage = kvmalloc_array((size_t)k * n + apanel, sizeof(u32),
-				  GFP_KERNEL);
-	if (!x->stage)
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	if (!(flags & TRN_MATMUL_TRANSPOSE_B)) {
-		for (kk = 0; kk < k; kk++) {
-			row = x->stage + (size_t)kk * n;
-			ret = trn_sim_read_f32(x, b + kk * ldb, row, n, bf16);
+	if (s->owner == x->mm_id && s->b_tile == t)
+		return TRN_SIM_OP_DONE;
+	trn_sim_mm_own(x);
+	s->b_tile = U64_MAX;
+	if (!mm->tb) {
+		for (kk = 0; kk < kn; kk++) {
+			ret = trn_sim_read_f32(x, mm->b + (k0 + kk) * mm->ldb +
+					       (u64)j0 * mm->es,
+					       mm->tile + (size_t)kk * jn, jn,
+					       mm->bf16);
 			if (ret != TRN_SIM_OP_DONE)
 				return ret;
 			cond_resched();
 		}
-		return TRN_SIM_OP_DONE;
+		goto staged;
 	}
 
 	/*
-	 * Stored as n rows of k: read a few of them (columns of B) into the
-	 * bounce buffer, then write them across the staged rows, a short
+	 * Stored as n rows of k: read pieces of a few of them (columns of
+	 * B) into @tmp, then write them across the tile's rows, a short
 	 * contiguous run per row, so that the multiply reads B row-wise.
 	 */
-	cols = clamp(TRN_SIM_BT_ELEMS / k, 1U, TRN_SIM_BT_COLS);
-	buf = trn_sim_scratch_get(x, (size_t)cols * k * 4);
-	if (!buf)
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	for (j0 = 0; j0 < n; j0 += jn) {
-		jn = min(n - j0, cols);
-		for (jj = 0; jj < jn; jj++) {
-			ret = trn_sim_read_f32(x, b + (u64)(j0 + jj) * ldb,
-					       buf + (size_t)jj * k, k, bf16);
-			if (ret != TRN_SIM_OP_DONE)
-				return ret;
-		}
-		for (kk = 0; kk < k; kk++) {
-			row = x->stage + (size_t)kk * n + j0;
-			for (jj = 0; jj < jn; jj++)
-				row[jj] = buf[(size_t)jj * k + kk];
+	for (jj = 0; jj < jn; jj += tn) {
+		tn = min(jn - jj, TRN_SIM_BT_COLS);
+		for (c0 = 0; c0 < kn; c0 += cn) {
+			cn = min(kn - c0, mm->tchunk);
+			for (i = 0; i < tn; i++) {
+				ret = trn_sim_read_f32(x, mm->b +
+						       (u64)(j0 + jj + i) *
+						       mm->ldb +
+						       (u64)(k0 + c0) * mm->es,
+						       mm->tmp + (size_t)i * cn,
+						       cn, mm->bf16);
+				if (ret != TRN_SIM_OP_DONE)
+					return ret;
+			}
+			for (kk = 0; kk < cn; kk++) {
+				row = mm->tile + (size_t)(c0 + kk) * jn + jj;
+				for (i = 0; i < tn; i++)
+					row[i] = mm->tmp[(size_t)i * cn + kk];
+			}
 		}
 		cond_resched();
 	}
+staged:
+	*budget -= (long)kn * jn * mm->es;
+	s->b_tile = t;
 	return TRN_SIM_OP_DONE;
 }
 
 /*
- * Transposed A: read rows @i0 to @i0 + @rows - 1 of A (columns of what is
- * stored, k rows of m) into @panel, k rows of @pitch f32 values.
+ * Transposed A: stage group @g, rows @g * rows on of A (columns of what is
+ * stored), for k-tile @pk, unless the SRAM still holds it; one read per
+ * stored row.
  */
-static int trn_sim_stage_at(struct trn_sim_exec *x, u32 *panel, u32 pitch,
-			    u64 a, u64 lda, u32 i0, u32 rows, u32 k, bool bf16)
+static int trn_sim_mm_group(struct trn_sim_exec *x,
+			    const struct trn_sim_mm *mm, u32 g, u32 pk,
+			    long *budget)
 {
-	u32 es = bf16 ? 2 : 4, kk;
+	struct trn_sim_scratch *s = x->scratch;
+	u32 i0 = g * mm->rows, rn = min(mm->rows, mm->m - i0);
+	u32 k0 = pk * mm->kp, kn = min(mm->kp, mm->k - k0), kk;
+	u64 tag = (u64)g * mm->kpanels + pk;
 	int ret;
 
-	for (kk = 0; kk < k; kk++) {
-		ret = trn_sim_read_f32(x, a + kk * lda + (u64)i0 * es,
-				       panel + (size_t)kk * pitch, rows, bf16);
+	if (s->owner == x->mm_id && s->a_group == tag)
+		return TRN_SIM_OP_DONE;
+	trn_sim_mm_own(x);
+	s->a_group = U64_MAX;
+	for (kk = 0; kk < kn; kk++) {
+		ret = trn_sim_read_f32(x, mm->a + (k0 + kk) * mm->lda +
+				       (u64)i0 * mm->es,
+				       mm->group + (size_t)kk * mm->rows, rn,
+				       mm->bf16);
 		if (ret != TRN_SIM_OP_DONE)
 			return ret;
 	}
+	*budget -= (long)kn * rn * mm->es;
+	s->a_group = tag;
 	return TRN_SIM_OP_DONE;
 }
 
+/* Load the part of row @i of A that k-tile @pk needs into @arow. */
+static int trn_sim_mm_arow(struct trn_sim_exec *x, const struct trn_sim_mm *mm,
+			   u32 i, u32 pk, long *budget)
+{
+	u32 kn = min(mm->kp, mm->k - pk * mm->kp), kk;
+	int ret;
+
+	if (!mm->ta)
+		return trn_sim_read_f32(x, mm->a + i * mm->lda +
+					(u64)pk * mm->kp * mm->es, mm->arow,
+					kn, mm->bf16);
+	ret = trn_sim_mm_group(x, mm, i / mm->rows, pk, budget);
+	if (ret != TRN_SIM_OP_DONE || mm->rows == 1)
+		return ret;
+	for (kk = 0; kk < kn; kk++)
+		mm->arow[kk] = mm->group[(size_t)kk * mm->rows + i % mm->rows];
+	return TRN_SIM_OP_DONE;
+}
+
+/*
+ * One step at x->cursor: row i of C, for the columns and the part of k of
+ * one tile, or, if rowwise, over all tiles. Each C[i][j] goes on from what
+ * C holds (at a later k-tile of a step of one tile), from +0.0, or from the
+ * old C[i][j] with ACCUMULATE, and adds its products in order of k, in
+ * f32, as if B were staged whole. @macs gets the multiply-adds done.
+ */
+static int trn_sim_mm_step(struct trn_sim_exec *x,
+			   const struct trn_sim_mm *mm, u64 *macs,
+			   long *budget)
+{
+	u32 i, pk, c0, cols, j0, jn, kn, k0, k1, step, *crow;
+	u64 t, t0, t1, cva;
+	int ret;
+
+	if (mm->rowwise) {
+		i = x->cursor;
+		t0 = 0;
+		t1 = (u64)mm->jpanels * mm->kpanels;
+	} else {
+		i = x->cursor % mm->m;
+		t0 = x->cursor / mm->m;
+		t1 = t0 + 1;
+		/* B before A, as when B is staged whole. */
+		ret = trn_sim_mm_tile(x, mm, t0, budget);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+	}
+	pk = t0 % mm->kpanels;
+	c0 = (t0 / mm->kpanels) * mm->jn;
+	cols = mm->rowwise ? mm->n : min(mm->jn, mm->n - c0);
+
+	ret = trn_sim_mm_arow(x, mm, i, pk, budget);
+	if (ret != TRN_SIM_OP_DONE)
+		return ret;
+	cva = mm->c + i * mm->ldc + (u64)c0 * 4;
+	if (mm->acc || pk) {
+		ret = trn_sim_read_f32(x, cva, mm->cbuf, cols, false);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+	} else {
+		memset(mm->cbuf, 0, (size_t)cols * 4);	/* +0.0f */
+	}
+
+	*macs = 0;
+	for (t = t0; t < t1; t++) {
+		ret = trn_sim_mm_tile(x, mm, t, budget);
+		if (ret != TRN_SIM_OP_DONE)
+			return ret;
+		if (t != t0 && t % mm->kpanels != pk) {
+			pk = t % mm->kpanels;
+			ret = trn_sim_mm_arow(x, mm, i, pk, budget);
+			if (ret != TRN_SIM_OP_DONE)
+				return ret;
+		}
+		j0 = (t / mm->kpanels) * mm->jn;
+		jn = min(mm->jn, mm->n - j0);
+		kn = min(mm->kp, mm->k - pk * mm->kp);
+		crow = mm->cbuf + (j0 - c0);
+		step = max(TRN_SIM_FPU_MACS / jn, 1U);
+		for (k0 = 0; k0 < kn; k0 = k1) {
+			k1 = k0 + min(step, kn - k0);
+			kernel_fpu_begin();
+			trn_sim_math_matmul_row(crow, mm->arow, mm->tile, k0,
+						k1, jn);
+			kernel_fpu_end();
+		}
+		*macs += (u64)kn * jn;
+	}
+	return trn_sim_write_f32(x, cva, mm->cbuf, cols, false);
+}
+
+/*
+ * MATMUL in steps of one row of C by one tile of B: all rows for the first
+ * tile, then all rows for the next, the tiles of one set of columns in
+ * order of k. B is staged a tile at a time, transposed A a group of rows
+ * at a time; the SRAM keeps them between slices unless another execution
+ * used it meanwhile, and then they are staged again. The results are
+ * those of staging B whole (Documentation/isa.md).
+ */
 static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
 {
 	const struct trn_cmd_matmul *c = &x->cmd.matmul;
-	u32 m = cmd_u32(c->m), n = cmd_u32(c->n), k = cmd_u32(c->k);
-	u64 a = cmd_u64(c->a), b = cmd_u64(c->b), cc = cmd_u64(c->c);
-	u64 lda = cmd_u64(c->lda), ldb = cmd_u64(c->ldb);
-	u64 ldc = cmd_u64(c->ldc);
-	bool bf16 = flags & TRN_MATMUL_BF16;
-	bool ta = flags & TRN_MATMUL_TRANSPOSE_A;
-	u32 es = bf16 ? 2 : 4, k0, k1, step, prows = 0, i, p0, pn, kk;
-	u32 *arow, *crow, *panel = NULL;
+	struct trn_sim_mm mm = {
+		.a = cmd_u64(c->a), .b = cmd_u64(c->b), .c = cmd_u64(c->c),
+		.lda = cmd_u64(c->lda), .ldb = cmd_u64(c->ldb),
+		.ldc = cmd_u64(c->ldc),
+		.m = cmd_u32(c->m), .n = cmd_u32(c->n), .k = cmd_u32(c->k),
+		.bf16 = flags & TRN_MATMUL_BF16,
+		.ta = flags & TRN_MATMUL_TRANSPOSE_A,
+		.tb = flags & TRN_MATMUL_TRANSPOSE_B,
+		.acc = flags & TRN_MATMUL_ACCUMULATE,
+	};
+	u64 steps, macs;
 	int ret;
 
-	if (!trn_sim_dims_ok(m, n) || !trn_sim_dims_ok(k, 1) ||
-	    (u64)k * n * 4 > TRN_ISA_MAX_MATMUL_B_BYTES)
+	mm.es = mm.bf16 ? 2 : 4;
+	if (!trn_sim_dims_ok(mm.m, mm.n) || !trn_sim_dims_ok(mm.k, 1) ||
+	    (u64)mm.k * mm.n * 4 > TRN_ISA_MAX_MATMUL_B_BYTES)
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if (((a | lda | b | ldb) & (es - 1)) || ((cc | ldc) & 3))
+	if (((mm.a | mm.lda | mm.b | mm.ldb) & (mm.es - 1)) ||
+	    ((mm.c | mm.ldc) & 3))
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
-	if (!kernel_fpu_available())
+	if (!kernel_fpu_available() || !x->scratch->buf ||
+	    !trn_sim_mm_plan(&mm, x->scratch))
 		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
+	if (!x->mm_id)
+		x->mm_id = ++x->scratch->last_id;
 
-	/*
-	 * A transposed is staged a panel of prows rows at a time (rows p0 to
-	 * p0 + pn - 1, p0 a multiple of prows), behind B in x->stage, so
-	 * that it survives between slices; each row of A is then gathered
-	 * from the panel into the bounce buffer.
-	 */
-	if (ta)
-		prows = clamp(TRN_SIM_APANEL_ELEMS / k, 1U, m);
-	if (!x->stage) {
-		ret = trn_sim_stage_b(x, b, ldb, k, n, flags,
-				      (size_t)k * prows);
+	steps = mm.rowwise ? mm.m : (u64)mm.jpanels * mm.kpanels * mm.m;
+	while (x->cursor < steps) {
+		ret = trn_sim_mm_step(x, &mm, &macs, budget);
 		if (ret != TRN_SIM_OP_DONE)
 			return ret;
-		*budget -= (long)k * n * es;
-	}
-	if (ta)
-		panel = x->stage + (size_t)k * n;
-	arow = trn_sim_scratch_get(x, ((size_t)k + n) * 4);
-	if (!arow)
-		return trn_sim_fail(x, DRM_TRN_STATUS_ABORTED);
-	crow = arow + k;
-	step = max(TRN_SIM_FPU_MACS / n, 1U);
-
-	while (x->cursor < m) {
-		i = x->cursor;
-		if (ta) {
-			p0 = i - i % prows;
-			pn = min(prows, m - p0);
-			/* The panel is read when its first row comes up. */
-			if (i == p0) {
-				ret = trn_sim_stage_at(x, panel, prows, a, lda,
-						       p0, pn, k, bf16);
-				if (ret != TRN_SIM_OP_DONE)
-					return ret;
-				*budget -= (long)k * pn * es;
-			}
-			for (kk = 0; kk < k; kk++)
-				arow[kk] = panel[(size_t)kk * prows + i - p0];
-		} else {
-			ret = trn_sim_read_f32(x, a + i * lda, arow, k, bf16);
-			if (ret != TRN_SIM_OP_DONE)
-				return ret;
-		}
-		if (flags & TRN_MATMUL_ACCUMULATE) {
-			ret = trn_sim_read_f32(x, cc + i * ldc, crow, n, false);
-			if (ret != TRN_SIM_OP_DONE)
-				return ret;
-		} else {
-			memset(crow, 0, (size_t)n * 4);	/* +0.0f */
-		}
-		for (k0 = 0; k0 < k; k0 = k1) {
-			k1 = k0 + min(step, k - k0);
-			kernel_fpu_begin();
-			trn_sim_math_matmul_row(crow, arow, x->stage, k0, k1, n);
-			kernel_fpu_end();
-		}
-		ret = trn_sim_write_f32(x, cc + i * ldc, crow, n, false);
-		if (ret != TRN_SIM_OP_DONE)
-			return ret;
-		if (!trn_sim_next_row(x, m, budget, (long)n * k))
+		if (!trn_sim_next_row(x, steps, budget, macs))
 			return TRN_SIM_OP_MORE;
 	}
-	kvfree(x->stage);
-	x->stage = NULL;
 	return TRN_SIM_OP_DONE;
 }
 
@@ -813,6 +1155,7 @@ static int trn_sim_fetch(struct trn_sim_exec *x, struct trn_sim_frame *f)
 	x->in_cmd = true;
 	x->cursor = 0;
 	x->cursor_off = 0;
+	x->mm_id = 0;
 	return TRN_SIM_OP_DONE;
 }
 
@@ -852,13 +1195,15 @@ static int trn_sim_execute(struct trn_sim_exec *x, struct trn_sim_frame *f,
 }
 
 /**
- * trn_sim_exec_release() - drop what an execution holds between slices
+ * trn_sim_exec_release() - end an execution, finished or not
  * @x: the execution, finished or abandoned
+ *
+ * An execution holds no memory: its tiles in the SRAM are simply no longer
+ * its own once another one is started.
  */
 void trn_sim_exec_release(struct trn_sim_exec *x)
 {
-	kvfree(x->stage);
-	x->stage = NULL;
+	x->mm_id = 0;
 	x->in_cmd = false;
 	x->depth = 0;
 }

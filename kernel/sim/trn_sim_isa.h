@@ -52,17 +52,30 @@ struct trn_sim_frame {
 };
 
 /**
- * struct trn_sim_scratch - bounce buffer through which operands are staged
- * @buf: the memory, or NULL
+ * struct trn_sim_scratch - a NeuronCore's SRAM, through which operands are
+ * staged
+ * @buf: the memory, allocated once by trn_sim_scratch_init()
  * @size: its size in bytes
+ * @last_id: the last MATMUL identity handed out (&trn_sim_exec.mm_id)
+ * @owner: the MATMUL whose tiles @buf holds, or 0: what any other use of
+ *         the SRAM resets, so that a MATMUL resuming after another
+ *         execution used it stages its tiles again
+ * @b_tile: the tile of B staged for @owner, or U64_MAX
+ * @a_group: the group of rows of transposed A staged for @owner (and the
+ *           part of k it covers), or U64_MAX
  *
- * Only contents that live within one call of trn_sim_exec_run() go here, so
- * executions that never run at the same time (the rings of one NeuronCore)
- * can share one.
+ * The contents are only valid within one call of trn_sim_exec_run() (or
+ * while @owner says they are), so executions that never run at the same
+ * time (the rings of one NeuronCore) share one. Executing never allocates:
+ * every command works within @size.
  */
 struct trn_sim_scratch {
 	void *buf;
 	size_t size;
+	u64 last_id;
+	u64 owner;
+	u64 b_tile;
+	u64 a_group;
 };
 
 /* The command being executed, as fetched. */
@@ -94,9 +107,8 @@ union trn_sim_cmd {
  * @cmd: the current command
  * @cursor: progress within @cmd (row, or bytes)
  * @cursor_off: progress within a row of @cmd (COPY)
- * @stage: while a MATMUL runs, its B operand widened to f32 (k rows of n,
- *         however B is stored), then with %TRN_MATMUL_TRANSPOSE_A a panel
- *         of A's rows
+ * @mm_id: identity of the MATMUL in @cmd once it started, else 0: which
+ *         tiles in the SRAM are its own (&trn_sim_scratch.owner)
  * @retired: commands completed so far
  * @status: &enum drm_trn_job_status, once @depth is 0
  * @error_offset: offset of the failing command in its buffer
@@ -114,7 +126,7 @@ struct trn_sim_exec {
 	union trn_sim_cmd cmd;
 	u64 cursor;
 	u64 cursor_off;
-	u32 *stage;
+	u64 mm_id;
 	u64 retired;
 
 	u32 status;
@@ -139,7 +151,15 @@ enum trn_sim_run {
 /* Work a ring may do per turn, in bytes moved or multiply-adds (roughly). */
 #define TRN_SIM_SLICE_BUDGET	SZ_1M
 
+/*
+ * SRAM per NeuronCore (module parameter sram_kib): the default is also the
+ * least with which every command the ISA allows fits.
+ */
+#define TRN_SIM_SRAM_MIN	SZ_1M
+#define TRN_SIM_SRAM_MAX	SZ_256M
+
 int trn_sim_scratch_init(struct trn_sim_scratch *s);
+int trn_sim_scratch_init_size(struct trn_sim_scratch *s, size_t size);
 int trn_sim_exec_init(struct trn_sim_exec *x);
 void trn_sim_exec_fini(struct trn_sim_exec *x);
 void trn_sim_exec_start(struct trn_sim_exec *x, u64 va, u64 size);

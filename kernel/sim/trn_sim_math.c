@@ -17,9 +17,12 @@
  */
 
 #include <linux/bits.h>
+#include <linux/export.h>
 #include <linux/types.h>
 
 #include <uapi/drm/trn_accel.h>
+
+#include <kunit/visibility.h>
 
 #include "trn_sim_isa.h"
 
@@ -365,3 +368,4 @@ void trn_sim_math_matmul_row(u32 *c, const u32 *a, const u32 *b, u32 k0,
 			c[j] = bits_of(f32_of(c[j]) + av * f32_of(brow[j]));
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_math_matmul_row);

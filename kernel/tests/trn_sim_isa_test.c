@@ -6,14 +6,19 @@
  * (ISA v1, Documentation/isa.md) on a flat test memory, without a device:
  * the decoder's errors, every operation on small inputs, the numerics that
  * the ISA fixes exactly (bf16 rounding, summation order, NaN and signed
- * zero rules), CALL nesting and the slicing of long commands.
+ * zero rules), CALL nesting and the slicing of long commands; MATMULs
+ * larger than the SRAM, tiled, against a reference that stages B whole,
+ * also when they resume after another execution used the SRAM.
  *
  * Commands are built as arrays of 64-bit words in CPU order, which is the
  * device's little-endian order on the hosts KUnit runs on.
  */
 
 #include <kunit/test.h>
+#include <linux/fpu.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/slab.h>
 #include <linux/string.h>
 
 #include "../trn_compat.h"
@@ -42,6 +47,8 @@ struct isa_env {
 	struct trn_sim_scratch scratch;
 	u64 sems[TRN_NUM_SEMAPHORES];
 	u8 *mem;
+	size_t size;
+	u64 hole;
 };
 
 static struct isa_env *to_env(struct trn_sim_exec *x)
@@ -49,15 +56,23 @@ static struct isa_env *to_env(struct trn_sim_exec *x)
 	return container_of(x, struct isa_env, x);
 }
 
-/* [BASE, BASE + MEM_SIZE) is mapped; everything else faults. */
+/*
+ * [BASE, BASE + size) is mapped; everything else faults. The page at hole,
+ * if set, is mapped but has no memory behind it.
+ */
 static int flat_check(struct trn_sim_exec *x, u64 va, size_t len)
 {
+	struct isa_env *env = to_env(x);
+	size_t size = env->size;
+
+	if (env->hole && va < env->hole + PAGE_SIZE && va + len > env->hole)
+		return -ENOMEM;
 	if (va < BASE) {
 		x->fault_va = va;
 		return -EFAULT;
 	}
-	if (va - BASE > MEM_SIZE || len > MEM_SIZE - (va - BASE)) {
-		x->fault_va = max_t(u64, va, BASE + MEM_SIZE);
+	if (va - BASE > size || len > size - (va - BASE)) {
+		x->fault_va = max_t(u64, va, BASE + size);
 		return -EFAULT;
 	}
 	return 0;
@@ -98,22 +113,42 @@ static void isa_env_free(void *data)
 	struct isa_env *env = data;
 
 	trn_sim_exec_release(&env->x);
+	trn_sim_exec_fini(&env->x);
 	trn_sim_scratch_free(&env->scratch);
+	kvfree(env->mem);
 }
 
-static struct isa_env *isa_env_new(struct kunit *test)
+/*
+ * A job's world: @size bytes of memory at BASE and an SRAM of @sram bytes,
+ * or of the device's default size if 0, prepared as the engine prepares a
+ * ring's.
+ */
+static struct isa_env *isa_env_new_sized(struct kunit *test, size_t size,
+					 size_t sram)
 {
 	struct isa_env *env = kunit_kzalloc(test, sizeof(*env), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, env);
-	env->mem = kunit_kzalloc(test, MEM_SIZE, GFP_KERNEL);
+	env->mem = kvzalloc(size, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, env->mem);
+	env->size = size;
 	env->x.ops = &flat_ops;
 	env->x.sems = env->sems;
 	env->x.scratch = &env->scratch;
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, isa_env_free,
 							env), 0);
+	if (sram)
+		KUNIT_ASSERT_EQ(test, trn_sim_scratch_init_size(&env->scratch,
+								sram), 0);
+	else
+		KUNIT_ASSERT_EQ(test, trn_sim_scratch_init(&env->scratch), 0);
+	KUNIT_ASSERT_EQ(test, trn_sim_exec_init(&env->x), 0);
 	return env;
+}
+
+static struct isa_env *isa_env_new(struct kunit *test)
+{
+	return isa_env_new_sized(test, MEM_SIZE, 0);
 }
 
 static void *at(struct isa_env *env, u64 va)
@@ -661,9 +696,9 @@ static void matmul_transpose(struct kunit *test)
 }
 
 /*
- * A transposed with k = TRN_ISA_MAX_DIM is staged 4 rows at a time: the
- * second panel holds rows 4 and 5. With a budget of one row per slice,
- * row 5 runs in a later slice than its panel was read in. lda 0 makes
+ * A transposed with k = TRN_ISA_MAX_DIM is staged a row at a time (a
+ * group of rows takes at most an eighth of the SRAM). With a budget of
+ * one row per slice, every row runs in a later slice. lda 0 makes
  * A[i][p] = s[i] for every p, and ldb 0 B[p][j] = t[j], so that
  * C[i][j] = k * s[i] * t[j] exactly.
  */
@@ -701,6 +736,597 @@ static void matmul_transpose_a_slices(struct kunit *test)
 				    want[i][1], "C[%u][1]", i);
 	}
 	KUNIT_EXPECT_EQ(test, get32(env, c + 0x100), 9);
+}
+
+/* ---- MATMUL larger than the SRAM ---- */
+
+/* An SRAM small enough that the MATMULs below take several tiles. */
+#define TILE_SRAM	SZ_8K
+#define TILE_MEM	SZ_256K
+/* Budget per slice for slicing nearly every step. */
+#define TILE_SLICE	1500
+
+struct mm_job {
+	u32 flags;
+	u32 m, n, k;
+	u64 a, b, c;
+	u64 lda, ldb, ldc;
+};
+
+static u64 mm_a(const struct mm_job *j, u32 i, u32 p)
+{
+	u32 es = j->flags & TRN_MATMUL_BF16 ? 2 : 4;
+
+	if (j->flags & TRN_MATMUL_TRANSPOSE_A)
+		return j->a + p * j->lda + (u64)i * es;
+	return j->a + i * j->lda + (u64)p * es;
+}
+
+static u64 mm_b(const struct mm_job *j, u32 p, u32 col)
+{
+	u32 es = j->flags & TRN_MATMUL_BF16 ? 2 : 4;
+
+	if (j->flags & TRN_MATMUL_TRANSPOSE_B)
+		return j->b + col * j->ldb + (u64)p * es;
+	return j->b + p * j->ldb + (u64)col * es;
+}
+
+static u64 mm_c(const struct mm_job *j, u32 i, u32 col)
+{
+	return j->c + i * j->ldc + (u64)col * 4;
+}
+
+/*
+ * Place the operands of @j one after the other from @va in the layout its
+ * flags name, rows padded; C's pitch is kept if set. Returns their end.
+ */
+static u64 mm_layout(struct mm_job *j, u64 va)
+{
+	u32 es = j->flags & TRN_MATMUL_BF16 ? 2 : 4;
+	bool ta = j->flags & TRN_MATMUL_TRANSPOSE_A;
+	bool tb = j->flags & TRN_MATMUL_TRANSPOSE_B;
+
+	j->lda = ((ta ? j->m : j->k) + 3) * es;
+	j->ldb = ((tb ? j->k : j->n) + 1) * es;
+	if (!j->ldc)
+		j->ldc = (u64)j->n * 4 + 12;
+	j->a = va;
+	va += round_up(j->lda * (ta ? j->k : j->m), 8);
+	j->b = va;
+	va += round_up(j->ldb * (tb ? j->n : j->k), 8);
+	j->c = va;
+	return va + j->ldc * j->m;
+}
+
+static u32 xorshift(u32 *state)
+{
+	u32 v = *state;
+
+	v ^= v << 13;
+	v ^= v >> 17;
+	v ^= v << 5;
+	*state = v;
+	return v;
+}
+
+/*
+ * Random f32 bits of either sign, magnitude from 2^-8 to 2^8: their sums
+ * of products round differently in almost any other order.
+ */
+static u32 rnd_f32(u32 *state)
+{
+	u32 r = xorshift(state);
+
+	return (r & F_NZERO) | (119 + r % 16) << 23 | (xorshift(state) >> 9);
+}
+
+/* Random values at every element of A, B and C, as the flags store them. */
+static void mm_fill(struct isa_env *env, const struct mm_job *j, u32 *seed)
+{
+	bool bf16 = j->flags & TRN_MATMUL_BF16;
+	u32 i, p, col;
+
+	for (i = 0; i < j->m; i++)
+		for (p = 0; p < j->k; p++)
+			put_elem(env, mm_a(j, i, p), rnd_f32(seed), bf16);
+	for (p = 0; p < j->k; p++)
+		for (col = 0; col < j->n; col++)
+			put_elem(env, mm_b(j, p, col), rnd_f32(seed), bf16);
+	for (i = 0; i < j->m; i++)
+		for (col = 0; col < j->n; col++)
+			put_elem(env, mm_c(j, i, col), rnd_f32(seed), false);
+}
+
+static void mm_emit(struct isa_env *env, u64 *va, const struct mm_job *j)
+{
+	const u64 cmd[] = {
+		HDR(TRN_OP_MATMUL, j->flags, 8) | HI(j->m), j->n | HI(j->k),
+		j->a, j->b, j->c, j->lda, j->ldb, j->ldc,
+	};
+
+	emit(env, va, cmd, ARRAY_SIZE(cmd));
+}
+
+/* An element of a memory image as the device reads it, widened to f32. */
+static u32 mem_elem(const u8 *mem, u64 va, bool bf16)
+{
+	u16 h;
+	u32 v;
+
+	if (bf16) {
+		memcpy(&h, mem + (va - BASE), sizeof(h));
+		return (u32)h << 16;
+	}
+	memcpy(&v, mem + (va - BASE), sizeof(v));
+	return v;
+}
+
+/*
+ * What the MATMUL does to the memory image @mem, as Documentation/isa.md
+ * has it and as the engine computed it before it had tiles: B staged whole,
+ * widened, then row by row A's row, C's row (with ACCUMULATE), the sums
+ * over all of k in order, with the engine's f32 kernel, C's row written.
+ */
+static void mm_reference(struct kunit *test, u8 *mem, const struct mm_job *j)
+{
+	bool bf16 = j->flags & TRN_MATMUL_BF16;
+	bool acc = j->flags & TRN_MATMUL_ACCUMULATE;
+	u32 *bw, *arow, *crow, i, p, col;
+
+	bw = kunit_kmalloc_array(test, (size_t)j->k * j->n, 4, GFP_KERNEL);
+	arow = kunit_kmalloc_array(test, j->k, 4, GFP_KERNEL);
+	crow = kunit_kmalloc_array(test, j->n, 4, GFP_KERNEL);
+	KUNIT_ASSERT_TRUE(test, bw && arow && crow);
+	for (p = 0; p < j->k; p++)
+		for (col = 0; col < j->n; col++)
+			bw[(size_t)p * j->n + col] = mem_elem(mem, mm_b(j, p, col),
+							      bf16);
+	for (i = 0; i < j->m; i++) {
+		for (p = 0; p < j->k; p++)
+			arow[p] = mem_elem(mem, mm_a(j, i, p), bf16);
+		for (col = 0; col < j->n; col++)
+			crow[col] = acc ? mem_elem(mem, mm_c(j, i, col), false) :
+					  0;
+		kernel_fpu_begin();
+		trn_sim_math_matmul_row(crow, arow, bw, 0, j->k, j->n);
+		kernel_fpu_end();
+		for (col = 0; col < j->n; col++)
+			memcpy(mem + (mm_c(j, i, col) - BASE), &crow[col], 4);
+	}
+	kunit_kfree(test, crow);
+	kunit_kfree(test, arow);
+	kunit_kfree(test, bw);
+}
+
+/* The memory of @env equals @ref, bit for bit. */
+static void mm_expect_mem(struct kunit *test, struct isa_env *env,
+			  const u8 *ref, const char *what, u32 flags)
+{
+	size_t off;
+	u32 got, want;
+
+	for (off = 0; off < env->size; off += 4)
+		if (memcmp(env->mem + off, ref + off, 4))
+			break;
+	if (off == env->size)
+		return;
+	memcpy(&got, env->mem + off, 4);
+	memcpy(&want, ref + off, 4);
+	KUNIT_FAIL(test, "%s, flags %#x: at %#llx %#x, want %#x", what, flags,
+		   BASE + off, got, want);
+}
+
+static u8 *mem_copy(struct kunit *test, struct isa_env *env)
+{
+	u8 *copy = kunit_kmalloc(test, env->size, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, copy);
+	memcpy(copy, env->mem, env->size);
+	return copy;
+}
+
+struct tile_case {
+	const char *name;
+	u32 m, n, k;
+};
+
+/*
+ * Shapes whose B is several times the SRAM; the SRAM's plan (one tile
+ * per set of columns over all of k, or tiles of whole rows of B with
+ * partial sums in C) depends on the shape and the flags.
+ */
+static const struct tile_case tile_cases[] = {
+	{ "9x37x150", 9, 150, 37 },
+	{ "6x37x150", 6, 150, 37 },
+	{ "3x700x5", 3, 5, 700 },
+	{ "5x9x600", 5, 600, 9 },
+	{ "2x400x64", 2, 64, 400 },
+	{ "17x21x40_fits", 17, 40, 21 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(tile, tile_cases, name);
+
+/*
+ * Every combination of the flags, on random values: the same bits as B
+ * staged whole, run in slices of a step or two and in one go.
+ */
+static void matmul_tiled(struct kunit *test)
+{
+	const struct tile_case *tc = test->param_value;
+	struct isa_env *env = isa_env_new_sized(test, TILE_MEM, TILE_SRAM);
+	u8 *init, *ref;
+	u32 v, seed = 1;
+
+	for (v = 0; v < 16; v++) {
+		struct mm_job j = {
+			.flags = (v & 1 ? TRN_MATMUL_TRANSPOSE_A : 0) |
+				 (v & 2 ? TRN_MATMUL_TRANSPOSE_B : 0) |
+				 (v & 4 ? TRN_MATMUL_BF16 : 0) |
+				 (v & 8 ? TRN_MATMUL_ACCUMULATE : 0),
+			.m = tc->m, .n = tc->n, .k = tc->k,
+		};
+		u64 va = BASE;
+		int slices;
+
+		memset(env->mem, 0, env->size);
+		KUNIT_ASSERT_LE(test, mm_layout(&j, BASE + 0x100),
+				BASE + env->size);
+		mm_fill(env, &j, &seed);
+		mm_emit(env, &va, &j);
+		init = mem_copy(test, env);
+		ref = mem_copy(test, env);
+		mm_reference(test, ref, &j);
+
+		slices = run_slices(test, env, BASE, va - BASE, TILE_SLICE,
+				    100000);
+		KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+		if ((u64)tc->k * tc->n * 4 > 2 * TILE_SRAM)
+			KUNIT_EXPECT_GT(test, slices, (int)tc->m);
+		mm_expect_mem(test, env, ref, "in slices", j.flags);
+
+		memcpy(env->mem, init, env->size);
+		KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+				DRM_TRN_STATUS_OK);
+		mm_expect_mem(test, env, ref, "at once", j.flags);
+		kunit_kfree(test, ref);
+		kunit_kfree(test, init);
+	}
+}
+
+/*
+ * Rows of C that overlap, forwards, backwards (a pitch that wraps), all
+ * in one place, or four bytes apart: still written in order of rows, each
+ * read (ACCUMULATE) after the one before was written, as without tiles.
+ */
+static void matmul_tiled_overlapping_c(struct kunit *test)
+{
+	static const u32 flags[] = {
+		0, TRN_MATMUL_ACCUMULATE,
+		TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_ACCUMULATE,
+		TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B |
+		TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE,
+	};
+	static const s64 pitches[] = { 150 * 4 - 8, 0, -(150 * 4 - 8), 4,
+				       -(150 * 4 + 8) };
+	struct isa_env *env = isa_env_new_sized(test, TILE_MEM, TILE_SRAM);
+	u32 f, p, seed = 2;
+	u8 *ref;
+
+	for (f = 0; f < ARRAY_SIZE(flags); f++)
+		for (p = 0; p < ARRAY_SIZE(pitches); p++) {
+			struct mm_job j = {
+				.flags = flags[f], .m = 6, .n = 150, .k = 37,
+				.ldc = (u64)pitches[p],
+			};
+			u64 va = BASE, end;
+
+			memset(env->mem, 0, env->size);
+			/* A and B first, then room for C either way. */
+			j.ldc = 4;
+			end = mm_layout(&j, BASE + 0x100);
+			j.ldc = (u64)pitches[p];
+			j.c = end + 6 * (150 * 4 + 8);
+			KUNIT_ASSERT_LE(test, j.c + 6 * (150 * 4 + 8),
+					BASE + env->size);
+			mm_fill(env, &j, &seed);
+			mm_emit(env, &va, &j);
+			ref = mem_copy(test, env);
+			mm_reference(test, ref, &j);
+			run_slices(test, env, BASE, va - BASE, TILE_SLICE,
+				   100000);
+			KUNIT_EXPECT_EQ(test, env->x.status,
+					DRM_TRN_STATUS_OK);
+			mm_expect_mem(test, env, ref, "overlapping C",
+				      j.flags | (u32)p << 16);
+			kunit_kfree(test, ref);
+		}
+}
+
+/*
+ * Two jobs on one SRAM, a slice of each in turn, like two rings of a
+ * NeuronCore: each finds its tiles gone when it resumes, stages them
+ * again, and comes to the same bits as alone.
+ */
+static void matmul_tiled_interleaved(struct kunit *test)
+{
+	struct isa_env *one = isa_env_new_sized(test, TILE_MEM, TILE_SRAM);
+	struct isa_env *two = isa_env_new_sized(test, TILE_MEM, TILE_SRAM);
+	struct mm_job j1[] = {
+		{ TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B |
+		  TRN_MATMUL_ACCUMULATE, 9, 150, 37 },
+		{ TRN_MATMUL_BF16, 3, 5, 700 },
+	};
+	struct mm_job j2[] = {
+		{ TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_BF16, 6, 150, 37 },
+		{ TRN_MATMUL_TRANSPOSE_A, 5, 600, 9 },
+	};
+	u64 va1 = BASE, va2 = BASE, end1 = BASE + 0x200, end2 = end1;
+	u64 fill = BASE + TILE_MEM - TILE_SRAM;
+	const u64 fill_cmd[] = {
+		HDR(TRN_OP_FILL, 0, 3) | HI(0xdeadbeef), fill, TILE_SRAM,
+	};
+	enum trn_sim_run r1 = TRN_SIM_RUN_YIELD, r2 = TRN_SIM_RUN_YIELD;
+	u32 i, seed = 3, *f;
+	u8 *ref1, *ref2;
+	int turns = 0;
+	long budget;
+
+	/* Both run on the first one's SRAM. */
+	two->x.scratch = &one->scratch;
+	emit(two, &va2, fill_cmd, ARRAY_SIZE(fill_cmd));
+	for (i = 0; i < ARRAY_SIZE(j1); i++) {
+		end1 = mm_layout(&j1[i], end1);
+		mm_fill(one, &j1[i], &seed);
+		mm_emit(one, &va1, &j1[i]);
+		end2 = mm_layout(&j2[i], end2);
+		mm_fill(two, &j2[i], &seed);
+		mm_emit(two, &va2, &j2[i]);
+	}
+	KUNIT_ASSERT_LE(test, max(end1, end2), fill);
+	ref1 = mem_copy(test, one);
+	ref2 = mem_copy(test, two);
+	for (i = 0; i < ARRAY_SIZE(j1); i++) {
+		mm_reference(test, ref1, &j1[i]);
+		mm_reference(test, ref2, &j2[i]);
+	}
+	f = (u32 *)(ref2 + (fill - BASE));
+	for (i = 0; i < TILE_SRAM / 4; i++)
+		f[i] = 0xdeadbeef;
+
+	trn_sim_exec_start(&one->x, BASE, va1 - BASE);
+	trn_sim_exec_start(&two->x, BASE, va2 - BASE);
+	while ((r1 == TRN_SIM_RUN_YIELD || r2 == TRN_SIM_RUN_YIELD) &&
+	       turns++ < 100000) {
+		budget = TILE_SLICE;
+		if (r1 == TRN_SIM_RUN_YIELD)
+			r1 = trn_sim_exec_run(&one->x, &budget);
+		budget = TILE_SLICE;
+		if (r2 == TRN_SIM_RUN_YIELD)
+			r2 = trn_sim_exec_run(&two->x, &budget);
+	}
+	KUNIT_EXPECT_EQ(test, r1, TRN_SIM_RUN_DONE);
+	KUNIT_EXPECT_EQ(test, r2, TRN_SIM_RUN_DONE);
+	KUNIT_EXPECT_GT(test, turns, 20);
+	KUNIT_EXPECT_EQ(test, one->x.status, DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, two->x.status, DRM_TRN_STATUS_OK);
+	mm_expect_mem(test, one, ref1, "first job", 0);
+	mm_expect_mem(test, two, ref2, "second job", 0);
+}
+
+/*
+ * A job released in the middle of a tiled MATMUL (a ring reset) holds
+ * nothing; the next job on the SRAM, and the same job started again,
+ * compute what they should.
+ */
+static void matmul_tiled_released(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new_sized(test, TILE_MEM, TILE_SRAM);
+	struct mm_job j1 = { TRN_MATMUL_TRANSPOSE_B, 9, 150, 37 };
+	struct mm_job j2 = { TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_ACCUMULATE,
+			     6, 150, 37 };
+	void *sram = env->scratch.buf;
+	u64 va = BASE, cmd2, end;
+	long budget = TILE_SLICE;
+	u32 seed = 4;
+	u8 *ref;
+
+	end = mm_layout(&j1, BASE + 0x200);
+	mm_layout(&j2, end);
+	mm_fill(env, &j1, &seed);
+	mm_fill(env, &j2, &seed);
+	mm_emit(env, &va, &j1);
+	cmd2 = va;
+	mm_emit(env, &va, &j2);
+
+	trn_sim_exec_start(&env->x, BASE, cmd2 - BASE);
+	KUNIT_ASSERT_EQ(test, trn_sim_exec_run(&env->x, &budget),
+			TRN_SIM_RUN_YIELD);
+	KUNIT_EXPECT_TRUE(test, env->x.in_cmd);
+	KUNIT_EXPECT_NE(test, env->x.mm_id, 0);
+	trn_sim_exec_release(&env->x);
+	KUNIT_EXPECT_EQ(test, env->x.depth, 0);
+	KUNIT_EXPECT_FALSE(test, env->x.in_cmd);
+	KUNIT_EXPECT_EQ(test, env->x.mm_id, 0);
+	KUNIT_EXPECT_PTR_EQ(test, env->scratch.buf, sram);
+	KUNIT_EXPECT_EQ(test, env->scratch.size, TILE_SRAM);
+
+	ref = mem_copy(test, env);
+	mm_reference(test, ref, &j2);
+	run_slices(test, env, cmd2, va - cmd2, TILE_SLICE, 100000);
+	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	mm_expect_mem(test, env, ref, "next job", j2.flags);
+
+	mm_reference(test, ref, &j1);
+	run_slices(test, env, BASE, cmd2 - BASE, TILE_SLICE, 100000);
+	KUNIT_EXPECT_EQ(test, env->x.status, DRM_TRN_STATUS_OK);
+	mm_expect_mem(test, env, ref, "released job again", j1.flags);
+	KUNIT_EXPECT_PTR_EQ(test, env->scratch.buf, sram);
+}
+
+/*
+ * Only a test's SRAM can be too small for a command: it fails with
+ * ABORTED, before touching memory.
+ */
+static void sram_too_small(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new_sized(test, MEM_SIZE, SZ_4K);
+	u64 d = BASE + 0x1000, va = BASE;
+	const u64 cmds[] = {
+		/* Rows of C 4 bytes apart, each wider than the SRAM. */
+		HDR(TRN_OP_MATMUL, 0, 8) | HI(2), 1100 | HI(1), d, d, d + 0x100,
+		4, 4, 4,
+	};
+	const u64 unary[] = {
+		HDR(TRN_OP_UNARY, 0, 6), 1 | HI(2000), d, d, 0, 0,
+	};
+
+	put32s(env, d, (u32[]){ F_ONE }, 1);
+	emit(env, &va, cmds, ARRAY_SIZE(cmds));
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_ABORTED);
+	KUNIT_EXPECT_EQ(test, env->x.error_offset, 0);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x100), 0);
+	va = BASE;
+	emit(env, &va, unary, ARRAY_SIZE(unary));
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_ABORTED);
+}
+
+/* f32 bits of +-2^e. */
+static u32 pow2_f32(int e, bool neg)
+{
+	return (neg ? F_NZERO : 0) | (u32)(127 + e) << 23;
+}
+
+/*
+ * The largest B the ISA allows, k * n * 4 = 64 MiB, both ways round, in
+ * the device's own SRAM. Pitches of 0 (or one element) keep the operands
+ * small, and the values make the sums exact in order of k only: 2^25
+ * first, then ones that each round away.
+ */
+static void matmul_largest(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new_sized(test, SZ_1M, 0);
+	u64 a = BASE + 0x1000, b = a + SZ_256K + 0x1000;
+	u64 c = b + SZ_256K + 0x1000, va = BASE;
+	const u64 plain[] = {
+		HDR(TRN_OP_MATMUL, 0, 8) | HI(2), 256 | HI(65536),
+		a, b, c, 0, 0, 1024,
+	};
+	const u64 both_acc[] = {
+		HDR(TRN_OP_MATMUL, TRN_MATMUL_TRANSPOSE_A |
+		    TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_ACCUMULATE, 8) | HI(2),
+		256 | HI(65536), a, b, c, 0, 0, 1024,
+	};
+	const u64 wide_bf16[] = {
+		HDR(TRN_OP_MATMUL, TRN_MATMUL_TRANSPOSE_B | TRN_MATMUL_BF16, 8) |
+		HI(1), 65536 | HI(256), a, b, c, 0, 2, 0,
+	};
+	u32 *av = at(env, a), *bv = at(env, b);
+	u16 *bh = at(env, b);
+	u32 i, col, p, q, r, want;
+
+	/* A[i][p] = 2^25 (p = 0) or 1, B[p][j] = +-2^(j % 7 - 3). */
+	for (p = 0; p < 65536; p++)
+		av[p] = p ? F_ONE : 0x4c000000;
+	for (col = 0; col < 256; col++)
+		bv[col] = pow2_f32(col % 7 - 3, col & 1);
+	emit(env, &va, plain, ARRAY_SIZE(plain));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (i = 0; i < 2; i++)
+		for (col = 0; col < 256; col++)
+			KUNIT_EXPECT_EQ_MSG(test, get32(env, c + i * 1024 +
+							col * 4),
+					    pow2_f32(col % 7 + 22, col & 1),
+					    "C[%u][%u]", i, col);
+
+	/*
+	 * Both transposed, accumulating: A[i][p] = s[i], B[p][j] = u[p]
+	 * (2^25, then ones), C = -2^25 s[i] first, so 65535 s[i] exactly.
+	 */
+	av[0] = F_ONE;
+	av[1] = 0xbf000000;		/* -0.5 */
+	for (p = 0; p < 65536; p++)
+		bv[p] = p ? F_ONE : 0x4c000000;
+	for (col = 0; col < 256; col++) {
+		put32s(env, c + col * 4, (u32[]){ 0xcc000000 }, 1);
+		put32s(env, c + 1024 + col * 4, (u32[]){ 0x4b800000 }, 1);
+	}
+	va = BASE;
+	emit(env, &va, both_acc, ARRAY_SIZE(both_acc));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (col = 0; col < 256; col++) {
+		KUNIT_EXPECT_EQ(test, get32(env, c + col * 4), 0x477fff00);
+		KUNIT_EXPECT_EQ(test, get32(env, c + 1024 + col * 4),
+				0xc6ffff00);
+	}
+
+	/*
+	 * n = 65536, k = 256, bf16, B transposed with a pitch of one
+	 * element: B[p][j] = w[j + p], 2^25 where j + p is a multiple of
+	 * 256, else 1. Column j meets its 2^25 at p = -j mod 256, after
+	 * that many ones: C[0][j] is 2^25 plus them rounded to a multiple
+	 * of 4 (ties to even), and the ones after round away.
+	 */
+	for (p = 0; p < 256; p++)
+		((u16 *)av)[p] = 0x3f80;
+	for (q = 0; q < 65536 + 255; q++)
+		bh[q] = q % 256 ? 0x3f80 : 0x4c00;
+	va = BASE;
+	emit(env, &va, wide_bf16, ARRAY_SIZE(wide_bf16));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (col = 0; col < 65536; col++) {
+		p = (256 - col % 256) % 256;
+		q = p / 4;
+		r = p % 4;
+		if (r > 2 || (r == 2 && (q & 1)))
+			q++;
+		want = 0x4c000000 + q;
+		if (get32(env, c + col * 4) != want)
+			break;
+	}
+	KUNIT_EXPECT_EQ_MSG(test, col, 65536, "C[0][%u] = %#x", col,
+			    col < 65536 ? get32(env, c + col * 4) : 0);
+}
+
+/*
+ * Memory with nothing behind it (which a device that backs every buffer
+ * never meets) fails the job with ABORTED, not with an MMU fault.
+ */
+static void unbacked_memory_aborts(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 d = BASE + 0x2000, va;
+	const u64 matmul[] = {
+		HDR(TRN_OP_MATMUL, 0, 8) | HI(1), 1 | HI(1), d, d + 0x10, d,
+		4, 4, 4,
+	};
+	const u64 unary[] = {
+		HDR(TRN_OP_UNARY, 0, 6), 1 | HI(4), d + 0x40, d, 16, 16,
+	};
+	const u64 write[] = { HDR(TRN_OP_WRITE, 0, 3), d + 0x80, 7 };
+
+	env->hole = d;
+	va = BASE;
+	emit(env, &va, matmul, ARRAY_SIZE(matmul));
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_ABORTED);
+	KUNIT_EXPECT_EQ(test, env->x.fault_va, 0);
+	va = BASE;
+	emit(env, &va, unary, ARRAY_SIZE(unary));
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_ABORTED);
+	va = BASE;
+	emit(env, &va, write, ARRAY_SIZE(write));
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_ABORTED);
+	env->hole = 0;
+	KUNIT_EXPECT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	KUNIT_EXPECT_EQ(test, get32(env, d + 0x80), 7);
 }
 
 struct unary_case {
@@ -1034,6 +1660,13 @@ static struct kunit_case trn_sim_isa_cases[] = {
 	KUNIT_CASE(matmul_order_and_bf16),
 	KUNIT_CASE(matmul_transpose),
 	KUNIT_CASE(matmul_transpose_a_slices),
+	KUNIT_CASE_PARAM(matmul_tiled, tile_gen_params),
+	KUNIT_CASE(matmul_tiled_overlapping_c),
+	KUNIT_CASE(matmul_tiled_interleaved),
+	KUNIT_CASE(matmul_tiled_released),
+	KUNIT_CASE(sram_too_small),
+	KUNIT_CASE(matmul_largest),
+	KUNIT_CASE(unbacked_memory_aborts),
 	KUNIT_CASE(unary_ops),
 	KUNIT_CASE(binary_ops),
 	KUNIT_CASE(binary_broadcast),

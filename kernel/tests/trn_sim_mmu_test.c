@@ -12,6 +12,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/sizes.h>
 #include <linux/string.h>
 
 #include "../trn_compat.h"
@@ -35,7 +36,10 @@ static void mmu_env_free(void *data)
 	kfree(env);
 }
 
-/* A 1 MiB device with context CTX and no core behind it. */
+/*
+ * A 1 MiB device with context CTX and no core behind it, its memory
+ * populated as the driver's allocator would.
+ */
 static struct mmu_env *mmu_env_new(struct kunit *test)
 {
 	struct mmu_env *env = kzalloc(sizeof(*env), GFP_KERNEL);
@@ -49,6 +53,7 @@ static struct mmu_env *mmu_env_new(struct kunit *test)
 	trn_sim_mmu_init(&env->sdev);
 	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, mmu_env_free,
 							env), 0);
+	KUNIT_ASSERT_EQ(test, trn_sim_hbm_populate(&env->tdev, 0, SZ_1M), 0);
 	KUNIT_ASSERT_EQ(test, trn_sim_ctx_init(&env->tdev, CTX), 0);
 	return env;
 }
@@ -158,8 +163,14 @@ static void cleared_memory_reads_zero(struct kunit *test)
 	memset(p, 0xff, PAGE_SIZE);
 	kunmap_local(p);
 
+	/* Cleared memory has no pages until it is populated again. */
 	trn_sim_hbm_clear(&env->tdev, 2 * PAGE_SIZE, 2 * PAGE_SIZE);
-	p = kmap_local_page(trn_sim_mem_page(&env->sdev, 3 * PAGE_SIZE));
+	KUNIT_EXPECT_NULL(test, trn_sim_mem_page(&env->sdev, 3 * PAGE_SIZE));
+	KUNIT_ASSERT_EQ(test, trn_sim_hbm_populate(&env->tdev, 2 * PAGE_SIZE,
+						   2 * PAGE_SIZE), 0);
+	page = trn_sim_mem_page(&env->sdev, 3 * PAGE_SIZE);
+	KUNIT_ASSERT_NOT_NULL(test, page);
+	p = kmap_local_page(page);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(p, 0, PAGE_SIZE));
 	kunmap_local(p);
 }
