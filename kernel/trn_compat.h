@@ -99,4 +99,72 @@ static inline void trn_compat_sched_start(struct drm_gpu_scheduler *sched,
 #define DRM_GPU_SCHED_STAT_RESET	DRM_GPU_SCHED_STAT_NOMINAL
 #endif
 
+/*
+ * fdinfo's drm-active-<region> keys: newer kernels print them only for a
+ * driver that says it fills them; older ones always print them.
+ */
+#ifdef TRN_HAVE_GEM_OBJECT_ACTIVE
+#define TRN_GEM_OBJECT_ACTIVE	DRM_GEM_OBJECT_ACTIVE
+#else
+#define TRN_GEM_OBJECT_ACTIVE	0
+#endif
+
+/*
+ * The dmem cgroup controller: device memory as a region whose use cgroups
+ * limit. Its registration took the region's size before it took a struct
+ * dmem_cgroup_init; kernels without the controller's interface get stubs
+ * that register nothing and charge nothing (as the kernel's own stubs do
+ * where the controller is configured out).
+ */
+#if defined(TRN_HAVE_DMEM_CGROUP_INIT) || defined(TRN_HAVE_DMEM_CGROUP_SIZE)
+#include <linux/cgroup_dmem.h>
+
+static inline struct dmem_cgroup_region *
+trn_compat_dmem_register(u64 size, const char *name)
+{
+#ifdef TRN_HAVE_DMEM_CGROUP_INIT
+	const struct dmem_cgroup_init init = { .size = size };
+
+	return dmem_cgroup_register_region(&init, "%s", name);
+#else
+	return dmem_cgroup_register_region(size, "%s", name);
+#endif
+}
+#else
+struct dmem_cgroup_region;
+struct dmem_cgroup_pool_state;
+
+static inline struct dmem_cgroup_region *
+trn_compat_dmem_register(u64 size, const char *name)
+{
+	return NULL;
+}
+
+static inline void
+dmem_cgroup_unregister_region(struct dmem_cgroup_region *region)
+{
+}
+
+static inline int
+dmem_cgroup_try_charge(struct dmem_cgroup_region *region, u64 size,
+		       struct dmem_cgroup_pool_state **ret_pool,
+		       struct dmem_cgroup_pool_state **ret_limit_pool)
+{
+	*ret_pool = NULL;
+	if (ret_limit_pool)
+		*ret_limit_pool = NULL;
+	return 0;
+}
+
+static inline void dmem_cgroup_uncharge(struct dmem_cgroup_pool_state *pool,
+					u64 size)
+{
+}
+
+static inline void
+dmem_cgroup_pool_state_put(struct dmem_cgroup_pool_state *pool)
+{
+}
+#endif
+
 #endif /* __TRN_COMPAT_H__ */

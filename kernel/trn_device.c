@@ -89,7 +89,10 @@ struct trn_device *trn_device_register(struct device *parent,
 	atomic64_set(&tdev->host_pinned, 0);
 	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&tdev->imports);
-	init_waitqueue_head(&tdev->jobs_wq);
+	init_llist_head(&tdev->free_jobs);
+	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
+	/* Created with the node, before its uevent announces it. */
+	tdev->drm.accel->kdev->groups = trn_attr_groups;
 	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
 	if (ret)
 		return ERR_PTR(ret);
@@ -113,14 +116,8 @@ struct trn_device *trn_device_register(struct device *parent,
 	if (ret)
 		goto err_rings_stop;
 
-	ret = trn_sysfs_init(tdev);
-	if (ret)
-		goto err_unplug;
-
 	return tdev;
 
-err_unplug:
-	drm_dev_unplug(&tdev->drm);
 err_rings_stop:
 	trn_rings_stop(tdev);
 err_hw_fini:
@@ -142,7 +139,6 @@ EXPORT_SYMBOL_GPL(trn_device_register);
  */
 void trn_device_unregister(struct trn_device *tdev)
 {
-	trn_sysfs_fini(tdev);
 	drm_dev_unplug(&tdev->drm);
 	/* No fault handler runs any more: drop every CPU page of the device. */
 	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);

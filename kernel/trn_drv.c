@@ -6,10 +6,12 @@
  * table. Devices come and go through trn_device.c on behalf of backends.
  */
 
+#include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 
 #include <drm/drm_accel.h>
 #include <drm/drm_drv.h>
@@ -34,6 +36,25 @@ module_param(max_pinned_mib_per_file, uint, 0644);
 MODULE_PARM_DESC(max_pinned_mib_per_file,
 		 "Host memory in MiB a context may pin (default 0: half of RAM)");
 
+/* A queue's depth bounds the kernel memory its jobs take. */
+#define TRN_QUEUE_DEPTH_MIN	DRM_TRN_SUBMIT_MAX_JOBS
+#define TRN_QUEUE_DEPTH_MAX	65536
+
+static unsigned int queue_depth = 1024;
+module_param(queue_depth, uint, 0444);
+MODULE_PARM_DESC(queue_depth,
+		 "Jobs a queue may hold unfinished, 256 to 65536 (default 1024)");
+
+/*
+ * trn's own work items: freeing jobs, cancelling a context's jobs. Unbound,
+ * and with a rescuer: cancelling is on the way to signalling fences, which
+ * memory reclaim may be waiting for.
+ */
+struct workqueue_struct *trn_wq;
+
+/* Memory of jobs, charged to the submitter's memory cgroup. */
+struct kmem_cache *trn_job_cache;
+
 /**
  * trn_max_bos_per_file() - limit on the buffers of one context
  *
@@ -56,6 +77,16 @@ u64 trn_max_pinned_per_file(void)
 	return mib ? mib * SZ_1M : (u64)totalram_pages() << (PAGE_SHIFT - 1);
 }
 
+/**
+ * trn_queue_depth() - how many unfinished jobs a queue may hold
+ *
+ * Return: the depth, fixed when the module was loaded.
+ */
+u32 trn_queue_depth(void)
+{
+	return clamp(queue_depth, TRN_QUEUE_DEPTH_MIN, TRN_QUEUE_DEPTH_MAX);
+}
+
 static int trn_open(struct drm_device *drm, struct drm_file *file)
 {
 	struct trn_device *tdev = to_trn_device(drm);
@@ -65,37 +96,35 @@ static int trn_open(struct drm_device *drm, struct drm_file *file)
 	if (!drm_dev_enter(drm, &idx))
 		return -ENODEV;
 
-	/*
-	 * The backend's ops and the parent device's release code live in the
-	 * backend module: keep it loaded for as long as this file exists.
-	 */
-	if (!try_module_get(tdev->ops->owner)) {
-		ret = -ENODEV;
-		goto out_exit;
-	}
-
-	tfile = kzalloc(sizeof(*tfile), GFP_KERNEL);
+	tfile = kzalloc(sizeof(*tfile), GFP_KERNEL_ACCOUNT);
 	if (!tfile) {
 		ret = -ENOMEM;
-		goto err_put_module;
+		goto out_exit;
 	}
 	tfile->tdev = tdev;
-	ret = trn_vm_init(tfile);
-	if (ret)
+	tfile->usage = trn_usage_create();
+	if (!tfile->usage) {
+		ret = -ENOMEM;
 		goto err_free;
+	}
+	tfile->ctx = trn_ctx_create(tdev);
+	if (IS_ERR(tfile->ctx)) {
+		ret = PTR_ERR(tfile->ctx);
+		goto err_usage;
+	}
 	ret = trn_queues_init(tfile);
 	if (ret)
-		goto err_vm_fini;
+		goto err_ctx;
 	file->driver_priv = tfile;
 	drm_dev_exit(idx);
 	return 0;
 
-err_vm_fini:
-	trn_vm_fini(tfile);
+err_ctx:
+	trn_ctx_put(tfile->ctx);
+err_usage:
+	trn_usage_put(tfile->usage);
 err_free:
 	kfree(tfile);
-err_put_module:
-	module_put(tdev->ops->owner);
 out_exit:
 	drm_dev_exit(idx);
 	return ret;
@@ -103,30 +132,32 @@ out_exit:
 
 static void trn_postclose(struct drm_device *drm, struct drm_file *file)
 {
-	struct trn_device *tdev = to_trn_device(drm);
 	struct trn_file *tfile = file->driver_priv;
 
 	/*
-	 * Every handle, and so every mapping, is gone already; the jobs went
-	 * before them, in trn_release().
+	 * Every handle is closed, and the queues went in trn_release(). The
+	 * context lives on while jobs of the file still hold it.
 	 */
 	trn_queues_fini(tfile);
-	trn_vm_fini(tfile);
+	trn_ctx_put(tfile->ctx);
+	trn_usage_put(tfile->usage);
 	kfree(tfile);
-	module_put(tdev->ops->owner);
 }
 
 static void trn_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
 	struct trn_file *tfile = file->driver_priv;
+	struct trn_ctx *ctx = tfile->ctx;
 
 	trn_gem_show_fdinfo(p, file);
-	drm_printf(p, "trn-context:\t%u\n", tfile->ctx);
-	drm_printf(p, "trn-buffers:\t%lld\n", atomic64_read(&tfile->bos));
+	drm_printf(p, "trn-context:\t%u\n", ctx->id);
+	drm_printf(p, "trn-buffers:\t%lld\n",
+		   atomic64_read(&tfile->usage->bos));
 	drm_printf(p, "trn-mmu-faults:\t%lld\n",
-		   atomic64_read(&tfile->mmu_faults));
+		   atomic64_read(&ctx->mmu_faults));
 	drm_printf(p, "trn-last-fault-va:\t0x%llx\n",
-		   (u64)atomic64_read(&tfile->last_fault_va));
+		   (u64)atomic64_read(&ctx->last_fault_va));
+	drm_printf(p, "trn-bans:\t%d\n", atomic_read(&ctx->bans));
 	trn_job_show_fdinfo(p, tfile);
 }
 
@@ -174,15 +205,16 @@ static long trn_compat_ioctl(struct file *filp, unsigned int cmd,
 #endif
 
 /*
- * The DRM core closes a file's GEM handles, which unmaps its buffers from
- * the device, before the driver's postclose. Jobs of the file may still be
- * running on them: end the queues and wait for those jobs first.
+ * A file is closed: its queues go and its jobs are cancelled before the
+ * DRM core closes its handles, so that the device stops using the file's
+ * buffers as soon as it can. Nothing waits for the device: jobs hold what
+ * they use (their buffers, mappings and context) until they are freed.
  */
 static int trn_release(struct inode *inode, struct file *filp)
 {
 	struct drm_file *file = filp->private_data;
 
-	trn_queues_quiesce(file->driver_priv);
+	trn_queues_close(file->driver_priv);
 	return drm_release(inode, filp);
 }
 
@@ -221,6 +253,29 @@ const struct drm_driver trn_drm_driver = {
 	.minor			= TRN_DRIVER_MINOR,
 	.patchlevel		= TRN_DRIVER_PATCHLEVEL,
 };
+
+static int __init trn_init(void)
+{
+	trn_job_cache = KMEM_CACHE(trn_job, SLAB_ACCOUNT);
+	if (!trn_job_cache)
+		return -ENOMEM;
+	trn_wq = alloc_workqueue("trn", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	if (!trn_wq) {
+		kmem_cache_destroy(trn_job_cache);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void __exit trn_exit(void)
+{
+	/* No device is left, so no job: this only waits for work to return. */
+	destroy_workqueue(trn_wq);
+	kmem_cache_destroy(trn_job_cache);
+}
+
+module_init(trn_init);
+module_exit(trn_exit);
 
 MODULE_DESCRIPTION("DRM accel driver for Trainium-class ML accelerators");
 MODULE_AUTHOR("The trn authors");

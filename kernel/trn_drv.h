@@ -8,8 +8,13 @@
 #define __TRN_DRV_H__
 
 #include <linux/atomic.h>
+#include <linux/dma-direction.h>
+#include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/llist.h>
 #include <linux/mutex.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_device.h>
@@ -26,6 +31,12 @@
 #define TRN_DRIVER_MINOR	0
 #define TRN_DRIVER_PATCHLEVEL	0
 
+struct dmem_cgroup_region;
+struct dmem_cgroup_pool_state;
+struct kmem_cache;
+struct user_struct;
+struct workqueue_struct;
+
 /**
  * struct trn_device - one accelerator, as seen by the core
  * @drm: the DRM device; its lifetime is the lifetime of this structure
@@ -35,9 +46,11 @@
  * @hbm_lock: protects @hbm_mm and @hbm_used
  * @hbm_mm: allocator of device memory; free memory always reads as zero
  * @hbm_used: bytes of device memory allocated
+ * @dmem: the device memory as a region of the dmem cgroup controller, or
+ *        NULL where the kernel has none
  * @host_pinned: bytes of host memory pinned for the device
- * @contexts: MMU context number -> &struct trn_file; allocates the
- *            numbers, and its lock orders fault reports against teardown
+ * @contexts: MMU context number -> &struct trn_ctx; allocates the numbers,
+ *            and its lock orders fault reports against teardown
  * @import_lock: protects @imports
  * @imports: buffers imported from other drivers' dma-bufs, so that every
  *           context importing one dma-buf shares one object (and one DMA
@@ -45,8 +58,11 @@
  * @rings: the hardware rings, num_cores * queues_per_core of them
  * @num_rings: entries of @rings
  * @next_ring: per NeuronCore, spreads new queues over its rings
+ * @job_timeout_ms: how long a job may run before its ring is reset
  * @stats: job counters, for sysfs
- * @jobs_wq: woken when the last job of a context is freed
+ * @free_jobs: jobs the scheduler is done with, for @free_work
+ * @free_work: releases what those jobs held, outside the scheduler's
+ *             work items, a jiffy's worth at a time (see trn_job_free())
  */
 struct trn_device {
 	struct drm_device drm;
@@ -58,6 +74,7 @@ struct trn_device {
 	struct mutex hbm_lock;
 	struct drm_mm hbm_mm;
 	u64 hbm_used;
+	struct dmem_cgroup_region *dmem;
 	atomic64_t host_pinned;
 
 	struct xarray contexts;
@@ -69,13 +86,16 @@ struct trn_device {
 	struct trn_ring *rings;
 	u32 num_rings;
 	atomic_t *next_ring;
+	u32 job_timeout_ms;
 	struct {
 		atomic64_t submitted;
 		atomic64_t completed;
 		atomic64_t failed;
 		atomic64_t resets;
+		atomic64_t bans;
 	} stats;
-	wait_queue_head_t jobs_wq;
+	struct llist_head free_jobs;
+	struct delayed_work free_work;
 };
 
 /**
@@ -120,19 +140,93 @@ struct trn_ring {
 	char name[24];
 };
 
+/**
+ * struct trn_usage - what one open file is charged for
+ * @refcount: the file holds one reference, every buffer charged another,
+ *            so that a buffer that outlives its creator's file (shared
+ *            through a dma-buf) is uncharged when it is freed
+ * @bos: buffers charged
+ * @hbm_bytes: device memory charged
+ * @pinned_bytes: host memory charged (host, user and imported buffers)
+ *
+ * A buffer is charged to the file that created it (for an imported
+ * buffer: that first imported it) from its creation until it is freed,
+ * whoever holds it last.
+ */
+struct trn_usage {
+	struct kref refcount;
+	atomic64_t bos;
+	atomic64_t hbm_bytes;
+	atomic64_t pinned_bytes;
+};
+
+/**
+ * struct trn_ctx - a context: the device address space of an open file
+ * @refcount: the file holds one reference, every queue and every mapping
+ *            another; the device context lives until nothing of the file
+ *            can still touch the device, so closing need not wait for it
+ * @tdev: the device, referenced (drm_dev_get()), its backend module pinned
+ * @id: number of the context's address space in the device MMU
+ * @va_lock: protects @va_mm and serialises MMU updates of this context
+ * @va_mm: allocator of the context's device virtual addresses
+ * @engine_ns: per NeuronCore, device time the context's jobs ran
+ * @mmu_faults: device accesses of this context that faulted
+ * @last_fault_va: device address of the latest of them
+ * @bans: times the context was banned; a queue created before the latest
+ *        ban is banned (&trn_queue.bans)
+ * @faults: jobs that faulted, modulo TRN_BAN_FAULTS
+ * @closed: the file is closed: every job of the context is cancelled
+ * @on_hw: jobs of the context on the rings (run, not retired)
+ * @cancel_work: flags the context's cancelled jobs on the rings, for
+ *               paths that cannot take the rings' locks themselves
+ */
+struct trn_ctx {
+	struct kref refcount;
+	struct trn_device *tdev;
+	u32 id;
+
+	/* Protects va_mm; serialises MMU updates of the context. */
+	struct mutex va_lock;
+	struct drm_mm va_mm;
+
+	atomic64_t *engine_ns;
+	atomic64_t mmu_faults;
+	atomic64_t last_fault_va;
+
+	atomic_t bans;
+	atomic_t faults;
+	bool closed;
+	atomic_t on_hw;
+	struct work_struct cancel_work;
+};
+
+/*
+ * MMU faults that ban a context (trn_ctx.c). A fault ends only the faulting
+ * job, so it costs the others nothing; a context that keeps faulting is
+ * broken or probing, and after this many it loses its queues.
+ */
+#define TRN_BAN_FAULTS	16
+
 /* Timeline points a queue keeps to start collections from (trn_job.c). */
 #define TRN_QUEUE_GC_POINTS	16
 
 /**
  * struct trn_queue - a queue of jobs of one context on one ring
  * @refcount: the file's queue table holds one reference, each job another
- * @tfile: the context; valid while the queue has jobs or is in the table
+ * @ctx: the context, referenced
  * @ring: the ring its jobs run on
  * @id: its number in the context's queue table
+ * @bans: &trn_ctx.bans when the queue was created; the queue is banned
+ *        once the context's count moves past it
+ * @destroyed: destroyed or its file closed: its unfinished jobs are
+ *             cancelled
  * @entity: the scheduler entity; jobs run in the order it got them
  * @syncobj: timeline syncobj, point N signals with job N
  * @status_bo: host buffer holding @page
+ * @status_handle: its handle in the creating file
  * @page: the completion record userspace maps
+ * @space: submitters waiting for room below the queue's depth
+ * @release_work: destroys the entity once the last reference is gone
  * @submit_lock: protects @submitted and the @gc_* fields, and orders
  *               pushes to @entity with their numbers
  * @submitted: number of the latest job submitted
@@ -145,18 +239,23 @@ struct trn_ring {
  * @completed: number of the latest job finished
  * @failed: jobs that failed
  * @last_failure: the latest failed job's outcome
- * @state: DRM_TRN_QUEUE_* bits
+ * @state: DRM_TRN_QUEUE_* bits (but %DRM_TRN_QUEUE_BANNED, from @bans)
  * @resets: resets its jobs caused
  */
 struct trn_queue {
 	struct kref refcount;
-	struct trn_file *tfile;
+	struct trn_ctx *ctx;
 	struct trn_ring *ring;
 	u32 id;
+	int bans;
+	bool destroyed;
 	struct drm_sched_entity entity;
 	struct drm_syncobj *syncobj;
 	struct trn_bo *status_bo;
+	u32 status_handle;
 	struct drm_trn_queue_status_page *page;
+	wait_queue_head_t space;
+	struct work_struct release_work;
 
 	/* Protects submitted and gc_*; orders pushes to entity. */
 	struct mutex submit_lock;
@@ -184,12 +283,16 @@ struct trn_queue {
 /**
  * struct trn_job_out - a syncobj point a job signals
  * @syncobj: the syncobj
- * @chain: preallocated timeline node, NULL for a binary syncobj
+ * @chain: preallocated timeline node, NULL for a binary syncobj, until
+ *         the job is armed and the syncobj takes it
+ * @point_fence: once armed, a reference to that node in the timeline (if
+ *               it was still there), so that a failure reaches the point
  * @point: the point, 0 for a binary syncobj
  */
 struct trn_job_out {
 	struct drm_syncobj *syncobj;
 	struct dma_fence_chain *chain;
+	struct dma_fence *point_fence;
 	u64 point;
 };
 
@@ -204,19 +307,26 @@ struct trn_job_out {
  * @seqno: its number on the queue
  * @cmd_va: device address of its commands
  * @cmd_size: bytes of commands
- * @ctx: MMU context it runs in
  * @bos: buffers it keeps alive, referenced: @bos_inline or an allocation
- * @bos_inline: room for the first TRN_JOB_INLINE_BOS of them
- * @bo_count: entries of @bos
+ * @maps: the mappings of @bos in the job's context, referenced, so that
+ *        closing a handle never unmaps what a job still uses
+ * @bos_inline: room for the first TRN_JOB_INLINE_BOS buffers
+ * @maps_inline: room for their mappings
+ * @bo_count: entries of @bos and @maps
  * @outs: syncobj points it signals
  * @out_count: entries of @outs
- * @queue_chain: preallocated node for the queue's own syncobj
+ * @queue_chain: preallocated node for the queue's own syncobj; once armed,
+ *               a reference to it in the queue's timeline
  * @hw_fence: preallocated hardware fence, until run_job initialises it
+ * @free_node: entry in &trn_device.free_jobs
  * @link: entry in &trn_ring.pending while on the ring
  * @ring_seqno: ring sequence number, once on the ring
+ * @cancel_error: the job is cancelled: its descriptor carries
+ *                %TRN_HW_DESC_CANCEL and it fails with this errno
+ * @armed: the job has its scheduler fence and is in the syncobjs
+ * @dma_sync: one of @bos needs DMA syncs (trn_bo_dma_begin())
  * @timed_out: the job was abandoned by a ring reset after its timeout
- * @pushed: the job was handed to the scheduler and counts in
- *          &trn_file.jobs
+ * @dma_begun: its buffers were handed to the device (trn_bo_dma_begin())
  * @retired: the job's outcome was recorded (it ran, or could not run)
  * @hw: what the device reported, and the hardware fence once initialised
  */
@@ -227,19 +337,24 @@ struct trn_job {
 	u64 seqno;
 	u64 cmd_va;
 	u32 cmd_size;
-	u32 ctx;
 	struct drm_gem_object **bos;
+	struct trn_mapping **maps;
 	struct drm_gem_object *bos_inline[TRN_JOB_INLINE_BOS];
+	struct trn_mapping *maps_inline[TRN_JOB_INLINE_BOS];
 	u32 bo_count;
 	u32 out_count;
 	struct trn_job_out *outs;
 	struct dma_fence_chain *queue_chain;
 	struct dma_fence *hw_fence;
+	struct llist_node free_node;
 
 	struct list_head link;
 	u64 ring_seqno;
+	int cancel_error;
+	bool armed;
+	bool dma_sync;
 	bool timed_out;
-	bool pushed;
+	bool dma_begun;
 	bool retired;
 	struct {
 		struct dma_fence *fence;
@@ -253,52 +368,38 @@ struct trn_job {
 };
 
 /**
- * struct trn_file - one open file: a context with its own address space
- * @tdev: the device this context belongs to
- * @ctx: number of the context's address space in the device MMU
- * @va_lock: protects @va_mm and serialises MMU updates of this context
- * @va_mm: allocator of the context's device virtual addresses
- * @bos: buffers created by this context and charged to it
- * @hbm_bytes: device memory charged to this context
- * @pinned_bytes: host memory pinned on behalf of this context
- * @mmu_faults: device accesses of this context that faulted
- * @last_fault_va: device address of the latest of them
+ * struct trn_file - one open file
+ * @tdev: the device
+ * @ctx: its context (address space), referenced
+ * @usage: what it is charged for, referenced
  * @queue_lock: protects @queues against concurrent create and destroy
  * @queues: queue number -> &struct trn_queue
- * @engine_ns: per NeuronCore, device time the context's jobs ran
- * @jobs: jobs of the context submitted and not yet freed
  */
 struct trn_file {
 	struct trn_device *tdev;
-	u32 ctx;
-
-	/* Protects va_mm; serialises MMU updates of the context. */
-	struct mutex va_lock;
-	struct drm_mm va_mm;
-
-	atomic64_t bos;
-	atomic64_t hbm_bytes;
-	atomic64_t pinned_bytes;
-
-	atomic64_t mmu_faults;
-	atomic64_t last_fault_va;
+	struct trn_ctx *ctx;
+	struct trn_usage *usage;
 
 	/* Serialises queue creation and destruction. */
 	struct mutex queue_lock;
 	struct xarray queues;
-	atomic64_t *engine_ns;
-	atomic_t jobs;
 };
 
 /**
  * struct trn_mapping - a buffer object mapped into one context
- * @link: entry in &trn_bo.mappings
- * @tfile: the context
+ * @refcount: the handle of the context holds one reference, and every job
+ *            of the context that lists the buffer another; the last one
+ *            unmaps
+ * @link: entry in &trn_bo.mappings while the context has a handle
+ * @ctx: the context, referenced
+ * @bo: the buffer, referenced
  * @node: the virtual range, which ends with an unmapped guard page
  */
 struct trn_mapping {
+	struct kref refcount;
 	struct list_head link;
-	struct trn_file *tfile;
+	struct trn_ctx *ctx;
+	struct trn_bo *bo;
 	struct drm_mm_node node;
 };
 
@@ -308,33 +409,57 @@ struct trn_mapping {
  * @placement: one of &enum drm_trn_placement
  * @flags: DRM_TRN_BO_* creation flags
  * @align: alignment of its device addresses
- * @owner: the context it is charged to, until that context closes its
- *         handle; protected by @lock
+ * @usage: what it is charged to, referenced, from creation (import: first
+ *         handle) until it is freed; protected by @lock until set
+ * @charged_pinned: host bytes charged to @usage
+ * @user: the user whose locked memory a userptr buffer counts against,
+ *        referenced
+ * @dmem_pool: the dmem cgroup pool its device memory is charged to
  * @hbm: its device memory, for %DRM_TRN_PLACEMENT_HBM
  * @pages: its pinned pages, for host and userptr buffers
- * @sgt: its memory DMA-mapped for the device, for host, userptr and
+ * @page_dma: for host buffers, the device address of each of @pages (host
+ *            memory comes from the DMA API and is never bounced)
+ * @sgt: its memory as the device reaches it, for host, userptr and
  *       imported buffers
- * @lock: protects @mappings and @owner
+ * @dma_dir: direction of that mapping
+ * @dma_sync: the mapping needs explicit syncs (bounce buffers, a
+ *            non-coherent device): trn_bo_dma_begin() and _end() do them
+ * @sync_lock: protects @dev_users and orders the syncs
+ * @dev_users: jobs that have handed the buffer to the device and not
+ *             finished
+ * @lock: protects @mappings and, until set, @usage
  * @mappings: &struct trn_mapping of every context that has a handle
  * @import_link: entry in &trn_device.imports, for imported buffers
  * @cpu_read_only: userspace may map it only read-only (queue completion
  *                 records, which the kernel writes)
+ * @wc: its pages are write-combined in the kernel's map (x86)
  */
 struct trn_bo {
 	struct drm_gem_object base;
 	u32 placement;
 	u32 flags;
 	u64 align;
-	struct trn_file *owner;
+	struct trn_usage *usage;
+	u64 charged_pinned;
+	struct user_struct *user;
+	struct dmem_cgroup_pool_state *dmem_pool;
 	struct drm_mm_node hbm;
 	struct page **pages;
+	dma_addr_t *page_dma;
 	struct sg_table *sgt;
+	enum dma_data_direction dma_dir;
+	bool dma_sync;
 
-	/* Protects mappings and owner. */
+	/* Protects dev_users; orders the syncs of the mapping. */
+	spinlock_t sync_lock;
+	u32 dev_users;
+
+	/* Protects mappings and, until it is set, usage. */
 	struct mutex lock;
 	struct list_head mappings;
 	struct list_head import_link;
 	bool cpu_read_only;
+	bool wc;
 };
 
 static inline struct trn_device *to_trn_device(struct drm_device *drm)
@@ -350,8 +475,11 @@ static inline struct trn_bo *to_trn_bo(struct drm_gem_object *obj)
 extern const struct drm_driver trn_drm_driver;
 
 /* trn_drv.c */
+extern struct workqueue_struct *trn_wq;
+extern struct kmem_cache *trn_job_cache;
 u64 trn_max_bos_per_file(void);
 u64 trn_max_pinned_per_file(void);
+u32 trn_queue_depth(void);
 
 /* trn_query.c */
 int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file);
@@ -362,15 +490,34 @@ int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 		  u64 size, u64 align);
 void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node);
 u64 trn_hbm_used(struct trn_device *tdev);
+int trn_dmem_charge(struct trn_device *tdev, u64 size,
+		    struct dmem_cgroup_pool_state **pool);
+void trn_dmem_uncharge(struct dmem_cgroup_pool_state *pool, u64 size);
+
+/* trn_ctx.c */
+struct trn_ctx *trn_ctx_create(struct trn_device *tdev);
+void trn_ctx_put(struct trn_ctx *ctx);
+void trn_ctx_close(struct trn_ctx *ctx);
+void trn_ctx_job_hung(struct trn_ctx *ctx);
+void trn_ctx_job_faulted(struct trn_ctx *ctx);
+bool trn_queue_banned(const struct trn_queue *queue);
+int trn_job_cancel_error(const struct trn_job *job);
+
+static inline struct trn_ctx *trn_ctx_get(struct trn_ctx *ctx)
+{
+	kref_get(&ctx->refcount);
+	return ctx;
+}
 
 /* trn_vm.c */
-int trn_vm_init(struct trn_file *tfile);
-void trn_vm_fini(struct trn_file *tfile);
-int trn_vm_map(struct trn_file *tfile, struct trn_bo *bo,
-	       struct trn_mapping *mapping);
-void trn_vm_unmap(struct trn_file *tfile, struct trn_mapping *mapping);
+int trn_vm_init(struct trn_ctx *ctx);
+void trn_vm_fini(struct trn_ctx *ctx);
+struct trn_mapping *trn_vm_map(struct trn_ctx *ctx, struct trn_bo *bo);
+void trn_mapping_put(struct trn_mapping *mapping);
 
 /* trn_gem.c */
+struct trn_usage *trn_usage_create(void);
+void trn_usage_put(struct trn_usage *usage);
 struct drm_gem_object *trn_gem_prime_import(struct drm_device *drm,
 					    struct dma_buf *dma_buf);
 struct drm_gem_object *
@@ -384,16 +531,21 @@ int trn_ioctl_bo_info(struct drm_device *drm, void *data,
 int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 void trn_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
+struct trn_bo *trn_bo_create_status(struct drm_file *file);
+struct trn_mapping *trn_bo_mapping_get(struct trn_bo *bo, struct trn_ctx *ctx);
+void trn_bo_dma_begin(struct trn_bo *bo);
+void trn_bo_dma_end(struct trn_bo *bo);
 
 /* trn_ring.c */
 int trn_rings_init(struct trn_device *tdev);
 int trn_rings_start(struct trn_device *tdev);
 void trn_rings_stop(struct trn_device *tdev);
 struct trn_ring *trn_ring_pick(struct trn_device *tdev, u32 core);
+void trn_rings_cancel(struct trn_device *tdev, struct trn_ctx *ctx);
 
 /* trn_queue.c */
 int trn_queues_init(struct trn_file *tfile);
-void trn_queues_quiesce(struct trn_file *tfile);
+void trn_queues_close(struct trn_file *tfile);
 void trn_queues_fini(struct trn_file *tfile);
 struct trn_queue *trn_queue_lookup(struct trn_file *tfile, u32 id);
 void trn_queue_put(struct trn_queue *queue);
@@ -410,15 +562,13 @@ int trn_ioctl_queue_status(struct drm_device *drm, void *data,
 int trn_ioctl_submit(struct drm_device *drm, void *data,
 		     struct drm_file *file);
 void trn_job_retire(struct trn_job *job, int error);
+void trn_job_fail_unrun(struct trn_job *job, int error);
 void trn_job_free(struct trn_job *job);
+void trn_jobs_free_work(struct work_struct *work);
 void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile);
 
-/* trn_gem.c */
-struct trn_bo *trn_bo_create_status(struct drm_file *file, u32 *handle);
-
 /* trn_sysfs.c */
-int trn_sysfs_init(struct trn_device *tdev);
-void trn_sysfs_fini(struct trn_device *tdev);
+extern const struct attribute_group *trn_attr_groups[];
 
 #if IS_ENABLED(CONFIG_KUNIT)
 struct drm_trn_query;

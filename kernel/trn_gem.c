@@ -4,17 +4,32 @@
  *
  * Buffer objects: device memory, pinned host memory, pinned user memory and
  * imported dma-bufs behind one GEM object type; their creation ioctls, CPU
- * mappings, PRIME export, accounting against per-context limits, and fdinfo.
+ * mappings, PRIME export, DMA syncs at job boundaries, accounting against
+ * per-file limits, RLIMIT_MEMLOCK and cgroups, and fdinfo.
  *
  * A buffer is mapped into the address space of every context that holds a
- * handle to it: the GEM open/close callbacks map and unmap it.
+ * handle to it: the GEM open/close callbacks map it and drop the handle's
+ * reference to the mapping (jobs hold their own).
+ *
+ * A buffer is charged, from its creation until it is freed, to the file
+ * that created it (an imported one: that first imported it), whoever holds
+ * it last: closing a handle or the file never launders the charge. Host
+ * buffers are pages the DMA API gives the device directly (never bounced),
+ * charged to the creator's memory cgroup; user
+ * memory counts against its owner's RLIMIT_MEMLOCK; device memory is a
+ * dmem cgroup region where the kernel has that controller.
  */
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/pagemap.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
@@ -43,53 +58,109 @@
 
 static const struct drm_gem_object_funcs trn_gem_funcs;
 
-/* Charge a new buffer to @tfile, within its limits. */
-static int trn_file_charge(struct trn_file *tfile, u64 hbm, u64 pinned)
+/**
+ * trn_usage_create() - what a new file will be charged for
+ *
+ * Return: the usage with one reference, or NULL.
+ */
+struct trn_usage *trn_usage_create(void)
 {
-	if (atomic64_inc_return(&tfile->bos) > trn_max_bos_per_file())
+	struct trn_usage *usage = kzalloc(sizeof(*usage), GFP_KERNEL_ACCOUNT);
+
+	if (usage)
+		kref_init(&usage->refcount);
+	return usage;
+}
+
+static void trn_usage_release(struct kref *kref)
+{
+	kfree(container_of(kref, struct trn_usage, refcount));
+}
+
+/**
+ * trn_usage_put() - drop a reference to a file's usage
+ * @usage: the usage
+ */
+void trn_usage_put(struct trn_usage *usage)
+{
+	kref_put(&usage->refcount, trn_usage_release);
+}
+
+/* Charge @bo, of @hbm device and @pinned host bytes, to @usage. */
+static int trn_bo_charge(struct trn_bo *bo, struct trn_usage *usage, u64 hbm,
+			 u64 pinned)
+{
+	if (atomic64_inc_return(&usage->bos) > trn_max_bos_per_file())
 		goto err_bos;
-	if (pinned && atomic64_add_return(pinned, &tfile->pinned_bytes) >
+	if (pinned && atomic64_add_return(pinned, &usage->pinned_bytes) >
 		      trn_max_pinned_per_file())
 		goto err_pinned;
-	atomic64_add(hbm, &tfile->hbm_bytes);
+	atomic64_add(hbm, &usage->hbm_bytes);
+	kref_get(&usage->refcount);
+	bo->usage = usage;
+	bo->charged_pinned = pinned;
 	return 0;
 
 err_pinned:
-	atomic64_sub(pinned, &tfile->pinned_bytes);
+	atomic64_sub(pinned, &usage->pinned_bytes);
 err_bos:
-	atomic64_dec(&tfile->bos);
+	atomic64_dec(&usage->bos);
 	return -EDQUOT;
 }
 
-static u64 trn_bo_pinned_bytes(struct trn_bo *bo)
+static void trn_bo_uncharge(struct trn_bo *bo)
 {
-	switch (bo->placement) {
-	case DRM_TRN_PLACEMENT_HOST:
-	case DRM_TRN_PLACEMENT_USERPTR:
-		return bo->base.size;
-	default:
+	struct trn_usage *usage = bo->usage;
+
+	if (!usage)
+		return;
+	if (bo->placement == DRM_TRN_PLACEMENT_HBM)
+		atomic64_sub(bo->base.size, &usage->hbm_bytes);
+	atomic64_sub(bo->charged_pinned, &usage->pinned_bytes);
+	atomic64_dec(&usage->bos);
+	bo->usage = NULL;
+	trn_usage_put(usage);
+}
+
+/*
+ * Count @npages of user memory a userptr buffer pins against the caller's
+ * RLIMIT_MEMLOCK, per user as io_uring does (so that many processes or
+ * files of one user share one limit), unless it may lock memory anyway.
+ */
+static int trn_bo_account_locked(struct trn_bo *bo, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	struct user_struct *user;
+	unsigned long cur, new;
+
+	if (capable(CAP_IPC_LOCK))
 		return 0;
-	}
+	user = get_current_user();
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + npages;
+		if (new < cur || new > limit) {
+			free_uid(user);
+			return -ENOMEM;
+		}
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	bo->user = user;
+	return 0;
 }
 
-static void trn_file_uncharge(struct trn_file *tfile, u64 hbm, u64 pinned)
+static void trn_bo_unaccount_locked(struct trn_bo *bo)
 {
-	atomic64_sub(hbm, &tfile->hbm_bytes);
-	atomic64_sub(pinned, &tfile->pinned_bytes);
-	atomic64_dec(&tfile->bos);
-}
-
-static void trn_file_uncharge_bo(struct trn_file *tfile, struct trn_bo *bo)
-{
-	u64 hbm = bo->placement == DRM_TRN_PLACEMENT_HBM ? bo->base.size : 0;
-
-	trn_file_uncharge(tfile, hbm, trn_bo_pinned_bytes(bo));
+	if (!bo->user)
+		return;
+	atomic_long_sub(bo->base.size >> PAGE_SHIFT, &bo->user->locked_vm);
+	free_uid(bo->user);
+	bo->user = NULL;
 }
 
 /* A buffer with no memory yet; drm_gem_object_put() undoes every step. */
 static struct trn_bo *trn_bo_alloc(u32 placement, u32 flags, u64 align)
 {
-	struct trn_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL);
+	struct trn_bo *bo = kzalloc(sizeof(*bo), GFP_KERNEL_ACCOUNT);
 
 	if (!bo)
 		return NULL;
@@ -97,10 +168,26 @@ static struct trn_bo *trn_bo_alloc(u32 placement, u32 flags, u64 align)
 	bo->placement = placement;
 	bo->flags = flags;
 	bo->align = align;
+	/* What the device may not write, it only reads. */
+	bo->dma_dir = flags & DRM_TRN_BO_DEVICE_READ_ONLY ? DMA_TO_DEVICE :
+							   DMA_BIDIRECTIONAL;
+	spin_lock_init(&bo->sync_lock);
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
 	INIT_LIST_HEAD(&bo->import_link);
 	return bo;
+}
+
+/* Whether any part of @sgt needs explicit syncs (bounce buffering). */
+static bool trn_sgt_needs_sync(struct device *dev, struct sg_table *sgt)
+{
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(sgt, sg, i)
+		if (dma_need_sync(dev, sg_dma_address(sg)))
+			return true;
+	return false;
 }
 
 static int trn_bo_dma_map(struct trn_bo *bo, unsigned int npages)
@@ -113,11 +200,11 @@ static int trn_bo_dma_map(struct trn_bo *bo, unsigned int npages)
 	if (IS_ERR(sgt))
 		return PTR_ERR(sgt);
 	/*
-	 * Several buffers may map the same pages (userptr ranges overlap):
-	 * CPU cache maintenance is the job boundaries' business, not the
-	 * mapping's, and overlapping streaming mappings are fine without it.
+	 * No sync now: the device gets the memory when a job that lists the
+	 * buffer starts (trn_bo_dma_begin()), and several buffers may map the
+	 * same pages (userptr ranges overlap), which streaming mappings allow.
 	 */
-	ret = dma_map_sgtable(drm->dev, sgt, DMA_BIDIRECTIONAL,
+	ret = dma_map_sgtable(drm->dev, sgt, bo->dma_dir,
 			      DMA_ATTR_SKIP_CPU_SYNC);
 	if (ret) {
 		sg_free_table(sgt);
@@ -125,16 +212,101 @@ static int trn_bo_dma_map(struct trn_bo *bo, unsigned int npages)
 		return ret;
 	}
 	bo->sgt = sgt;
+	bo->dma_sync = trn_sgt_needs_sync(drm->dev, sgt);
 	return 0;
 }
 
 static void trn_bo_dma_unmap(struct trn_bo *bo)
 {
-	dma_unmap_sgtable(bo->base.dev->dev, bo->sgt, DMA_BIDIRECTIONAL,
+	/* The last job to finish synced for the CPU already. */
+	dma_unmap_sgtable(bo->base.dev->dev, bo->sgt, bo->dma_dir,
 			  DMA_ATTR_SKIP_CPU_SYNC);
 	sg_free_table(bo->sgt);
 	kfree(bo->sgt);
 	bo->sgt = NULL;
+}
+
+/*
+ * Host buffers come from the DMA API, so the device reaches them without
+ * bounce buffers, also under swiotlb=force or in a confidential guest.
+ * User and imported buffers are other people's memory and may need syncs
+ * (dma_need_sync(): bounce buffers, a device that does not snoop); with
+ * bounce buffering the device works on a copy, and a sync copies it whole
+ * one way or the other. The rule: the first of the jobs that use such a
+ * buffer at a time hands the CPU's writes to the device when it starts;
+ * every job hands the device's writes back to the CPU when it ends, before
+ * its fence signals. Where nothing needs syncs this costs a flag test.
+ */
+
+/**
+ * trn_bo_dma_begin() - a job that lists a buffer is handed to the device
+ * @bo: the buffer
+ *
+ * Gives the device the CPU's writes, unless other jobs use the buffer
+ * already (the device owns it then; the CPU's later writes reach it only
+ * once those finished). Allocates nothing; safe in any context.
+ */
+void trn_bo_dma_begin(struct trn_bo *bo)
+{
+	unsigned long flags;
+
+	if (!bo->dma_sync)
+		return;
+	spin_lock_irqsave(&bo->sync_lock, flags);
+	if (!bo->dev_users++)
+		dma_sync_sgtable_for_device(bo->base.dev->dev, bo->sgt,
+					    bo->dma_dir);
+	spin_unlock_irqrestore(&bo->sync_lock, flags);
+}
+
+/**
+ * trn_bo_dma_end() - a job that listed a buffer is done with the device
+ * @bo: the buffer
+ *
+ * Gives the CPU what the device wrote, at the end of every such job (so
+ * that a job's results are visible when its fence signals). Allocates
+ * nothing; safe in any context.
+ */
+void trn_bo_dma_end(struct trn_bo *bo)
+{
+	unsigned long flags;
+
+	if (!bo->dma_sync)
+		return;
+	spin_lock_irqsave(&bo->sync_lock, flags);
+	if (bo->dma_dir != DMA_TO_DEVICE)
+		dma_sync_sgtable_for_cpu(bo->base.dev->dev, bo->sgt,
+					 bo->dma_dir);
+	if (!WARN_ON_ONCE(!bo->dev_users))
+		bo->dev_users--;
+	spin_unlock_irqrestore(&bo->sync_lock, flags);
+}
+
+/* Free what trn_bo_host_alloc() allocated, partly or fully. */
+static void trn_bo_host_free(struct trn_bo *bo)
+{
+	struct device *dev = bo->base.dev->dev;
+	unsigned int npages = bo->base.size >> PAGE_SHIFT, i;
+
+	if (bo->sgt) {
+		/* Built by hand from the DMA API's addresses: not mapped. */
+		sg_free_table(bo->sgt);
+		kfree(bo->sgt);
+		bo->sgt = NULL;
+	}
+	if (bo->pages && bo->page_dma) {
+#ifdef CONFIG_X86
+		if (bo->wc)
+			set_pages_array_wb(bo->pages, npages);
+#endif
+		for (i = 0; i < npages && bo->pages[i]; i++)
+			dma_free_pages(dev, PAGE_SIZE, bo->pages[i],
+				       bo->page_dma[i], bo->dma_dir);
+	}
+	kvfree(bo->page_dma);
+	kvfree(bo->pages);
+	bo->page_dma = NULL;
+	bo->pages = NULL;
 }
 
 static void trn_gem_free(struct drm_gem_object *obj)
@@ -143,25 +315,19 @@ static void trn_gem_free(struct drm_gem_object *obj)
 	struct trn_bo *bo = to_trn_bo(obj);
 	unsigned int npages = obj->size >> PAGE_SHIFT;
 
+	/* Every mapping holds a reference: none is left. */
 	WARN_ON(!list_empty(&bo->mappings));
 
 	switch (bo->placement) {
 	case DRM_TRN_PLACEMENT_HBM:
 		if (drm_mm_node_allocated(&bo->hbm))
 			trn_hbm_free(tdev, &bo->hbm);
+		trn_dmem_uncharge(bo->dmem_pool, obj->size);
 		break;
 	case DRM_TRN_PLACEMENT_HOST:
-		if (bo->sgt) {
-			trn_bo_dma_unmap(bo);
+		if (bo->sgt)
 			atomic64_sub(obj->size, &tdev->host_pinned);
-		}
-		if (bo->pages) {
-#ifdef CONFIG_X86
-			if (bo->flags & DRM_TRN_BO_HOST_WC)
-				set_pages_array_wb(bo->pages, npages);
-#endif
-			drm_gem_put_pages(obj, bo->pages, true, true);
-		}
+		trn_bo_host_free(bo);
 		break;
 	case DRM_TRN_PLACEMENT_USERPTR:
 		if (bo->sgt) {
@@ -174,6 +340,7 @@ static void trn_gem_free(struct drm_gem_object *obj)
 						      DRM_TRN_BO_DEVICE_READ_ONLY));
 			kvfree(bo->pages);
 		}
+		trn_bo_unaccount_locked(bo);
 		break;
 	case DRM_TRN_PLACEMENT_IMPORTED:
 		mutex_lock(&tdev->import_lock);
@@ -182,74 +349,90 @@ static void trn_gem_free(struct drm_gem_object *obj)
 		drm_prime_gem_destroy(obj, bo->sgt);
 		break;
 	}
+	trn_bo_uncharge(bo);
 
 	drm_gem_object_release(obj);
 	mutex_destroy(&bo->lock);
 	kfree(bo);
 }
 
-/* A new handle in @file: map the buffer into that context. */
-static int trn_gem_open(struct drm_gem_object *obj, struct drm_file *file)
-{
-	struct trn_file *tfile = file->driver_priv;
-	struct trn_bo *bo = to_trn_bo(obj);
-	struct trn_mapping *mapping;
-	int ret;
-
-	mapping = kzalloc(sizeof(*mapping), GFP_KERNEL);
-	if (!mapping)
-		return -ENOMEM;
-	ret = trn_vm_map(tfile, bo, mapping);
-	if (ret) {
-		kfree(mapping);
-		return ret;
-	}
-	mutex_lock(&bo->lock);
-	list_add_tail(&mapping->link, &bo->mappings);
-	mutex_unlock(&bo->lock);
-	return 0;
-}
-
 static struct trn_mapping *trn_bo_find_mapping(struct trn_bo *bo,
-					       struct trn_file *tfile)
+					       struct trn_ctx *ctx)
 {
 	struct trn_mapping *mapping;
 
 	lockdep_assert_held(&bo->lock);
 	list_for_each_entry(mapping, &bo->mappings, link)
-		if (mapping->tfile == tfile)
+		if (mapping->ctx == ctx)
 			return mapping;
 	return NULL;
 }
 
-/* The last handle of @file is gone: unmap, and uncharge its creator. */
+/**
+ * trn_bo_mapping_get() - the mapping of a buffer in a context, for a job
+ * @bo: the buffer
+ * @ctx: the context, which holds a handle to it
+ *
+ * Return: the mapping with a new reference, or NULL if the context's
+ * handle went away meanwhile.
+ */
+struct trn_mapping *trn_bo_mapping_get(struct trn_bo *bo, struct trn_ctx *ctx)
+{
+	struct trn_mapping *mapping;
+
+	mutex_lock(&bo->lock);
+	mapping = trn_bo_find_mapping(bo, ctx);
+	if (mapping)
+		kref_get(&mapping->refcount);
+	mutex_unlock(&bo->lock);
+	return mapping;
+}
+
+/*
+ * A new handle in @file: map the buffer into that context. An imported
+ * buffer that nobody is charged for yet is charged to this file: it pins
+ * the exporter's memory for our device from now on.
+ */
+static int trn_gem_open(struct drm_gem_object *obj, struct drm_file *file)
+{
+	struct trn_file *tfile = file->driver_priv;
+	struct trn_bo *bo = to_trn_bo(obj);
+	struct trn_mapping *mapping;
+	int ret = 0;
+
+	mapping = trn_vm_map(tfile->ctx, bo);
+	if (IS_ERR(mapping))
+		return PTR_ERR(mapping);
+	mutex_lock(&bo->lock);
+	if (!bo->usage && bo->placement == DRM_TRN_PLACEMENT_IMPORTED)
+		ret = trn_bo_charge(bo, tfile->usage, 0, obj->size);
+	if (!ret)
+		list_add_tail(&mapping->link, &bo->mappings);
+	mutex_unlock(&bo->lock);
+	if (ret)
+		trn_mapping_put(mapping);
+	return ret;
+}
+
+/*
+ * The last handle of @file is gone: drop its mapping. Jobs of the context
+ * that listed the buffer hold their own references, and the mapping stays
+ * until the last of them is freed: nothing waits here.
+ */
 static void trn_gem_close(struct drm_gem_object *obj, struct drm_file *file)
 {
 	struct trn_file *tfile = file->driver_priv;
 	struct trn_bo *bo = to_trn_bo(obj);
 	struct trn_mapping *mapping;
 
-	/*
-	 * Jobs that listed the buffer keep it mapped until they finish; a
-	 * hung one is ended by the job timeout.
-	 */
-	dma_resv_wait_timeout(obj->resv, DMA_RESV_USAGE_BOOKKEEP, false,
-			      MAX_SCHEDULE_TIMEOUT);
-
 	mutex_lock(&bo->lock);
-	mapping = trn_bo_find_mapping(bo, tfile);
+	mapping = trn_bo_find_mapping(bo, tfile->ctx);
 	if (mapping)
-		list_del(&mapping->link);
-	if (bo->owner == tfile) {
-		trn_file_uncharge_bo(tfile, bo);
-		bo->owner = NULL;
-	}
+		list_del_init(&mapping->link);
 	mutex_unlock(&bo->lock);
 
-	if (mapping) {
-		trn_vm_unmap(tfile, mapping);
-		kfree(mapping);
-	}
+	if (mapping)
+		trn_mapping_put(mapping);
 }
 
 static vm_fault_t trn_gem_fault(struct vm_fault *vmf)
@@ -258,11 +441,17 @@ static vm_fault_t trn_gem_fault(struct vm_fault *vmf)
 	struct drm_gem_object *obj = vma->vm_private_data;
 	struct trn_device *tdev = to_trn_device(obj->dev);
 	struct trn_bo *bo = to_trn_bo(obj);
-	pgoff_t pgoff = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	unsigned long pfn;
+	pgoff_t pgoff;
 	vm_fault_t ret;
 	int idx;
 
+	/*
+	 * The page within the object: mappings through the device file start
+	 * at its fake offset, mappings through a dma-buf at the fake offset
+	 * plus the offset the caller asked for (drm_gem_prime_mmap()).
+	 */
+	pgoff = vmf->pgoff - drm_vma_node_start(&obj->vma_node);
 	if (pgoff >= obj->size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
 	if (bo->placement == DRM_TRN_PLACEMENT_HOST)
@@ -423,6 +612,8 @@ trn_gem_prime_import_sg_table(struct drm_device *drm,
 		return ERR_PTR(-ENOMEM);
 	drm_gem_private_object_init(drm, &bo->base, size);
 	bo->sgt = sgt;
+	/* The attachment was mapped bidirectional by the exporter. */
+	bo->dma_sync = trn_sgt_needs_sync(drm->dev, sgt);
 	return &bo->base;
 }
 
@@ -437,37 +628,102 @@ static u64 trn_bo_default_align(u64 size, u64 align)
 static int trn_bo_create_hbm(struct trn_device *tdev, struct trn_bo *bo)
 {
 	u64 size = bo->base.size;
+	int ret;
 
 	if (size > tdev->desc.hbm_size)
 		return -E2BIG;
+	/* Within the caller's dmem cgroup limit first, then the device. */
+	ret = trn_dmem_charge(tdev, size, &bo->dmem_pool);
+	if (ret)
+		return ret;
 	return trn_hbm_alloc(tdev, &bo->hbm, size, bo->align);
 }
 
+/*
+ * Host memory for the device, a page at a time from the DMA API: zeroed,
+ * reachable by the device without bounce buffers, charged to the caller's
+ * memory cgroup, and beyond that cgroup's limit an -ENOMEM rather than
+ * the OOM killer.
+ */
 static int trn_bo_create_host(struct trn_device *tdev, struct trn_bo *bo)
 {
-	unsigned int npages = bo->base.size >> PAGE_SHIFT;
-	struct page **pages;
+	const gfp_t gfp = GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	unsigned int npages = bo->base.size >> PAGE_SHIFT, i;
+	struct device *dev = tdev->drm.dev;
+	struct scatterlist *sg;
 	int ret;
 
-	pages = drm_gem_get_pages(&bo->base);
-	if (IS_ERR(pages))
-		return PTR_ERR(pages);
-	bo->pages = pages;
+	bo->pages = kvcalloc(npages, sizeof(*bo->pages), GFP_KERNEL_ACCOUNT);
+	bo->page_dma = kvcalloc(npages, sizeof(*bo->page_dma),
+				GFP_KERNEL_ACCOUNT);
+	if (!bo->pages || !bo->page_dma)
+		return -ENOMEM;
+	for (i = 0; i < npages; i++) {
+		bo->pages[i] = dma_alloc_pages(dev, PAGE_SIZE, &bo->page_dma[i],
+					       bo->dma_dir, gfp);
+		if (!bo->pages[i])
+			return -ENOMEM;
+		if (fatal_signal_pending(current))
+			return -EINTR;
+	}
 #ifdef CONFIG_X86
 	/* No cached alias of a write-combined page in the kernel's map. */
-	if (bo->flags & DRM_TRN_BO_HOST_WC)
-		set_pages_array_wc(pages, npages);
+	if (bo->flags & DRM_TRN_BO_HOST_WC) {
+		ret = set_pages_array_wc(bo->pages, npages);
+		if (ret)
+			return ret;
+		bo->wc = true;
+	}
 #endif
-	ret = trn_bo_dma_map(bo, npages);
-	if (ret)
+
+	bo->sgt = kzalloc(sizeof(*bo->sgt), GFP_KERNEL_ACCOUNT);
+	if (!bo->sgt)
+		return -ENOMEM;
+	ret = sg_alloc_table(bo->sgt, npages, GFP_KERNEL_ACCOUNT);
+	if (ret) {
+		kfree(bo->sgt);
+		bo->sgt = NULL;
 		return ret;
+	}
+	for_each_sgtable_sg(bo->sgt, sg, i) {
+		sg_set_page(sg, bo->pages[i], PAGE_SIZE, 0);
+		sg_dma_address(sg) = bo->page_dma[i];
+		sg_dma_len(sg) = PAGE_SIZE;
+	}
+	/* Syncs, if any, are cache maintenance: never a copy. */
+	bo->dma_sync = trn_sgt_needs_sync(dev, bo->sgt);
 	atomic64_add(bo->base.size, &tdev->host_pinned);
 	return 0;
 }
 
+/* A new host or device buffer of @size bytes, charged to @usage. */
+static struct trn_bo *trn_bo_new(struct trn_device *tdev,
+				 struct trn_usage *usage, u32 placement,
+				 u32 flags, u64 size, u64 align)
+{
+	bool hbm = placement == DRM_TRN_PLACEMENT_HBM;
+	struct trn_bo *bo;
+	int ret;
+
+	bo = trn_bo_alloc(placement, flags, align);
+	if (!bo)
+		return ERR_PTR(-ENOMEM);
+	drm_gem_private_object_init(&tdev->drm, &bo->base, size);
+	/* From here on, drm_gem_object_put() undoes every step. */
+	ret = trn_bo_charge(bo, usage, hbm ? size : 0, hbm ? 0 : size);
+	if (!ret)
+		ret = hbm ? trn_bo_create_hbm(tdev, bo) :
+			    trn_bo_create_host(tdev, bo);
+	if (ret) {
+		drm_gem_object_put(&bo->base);
+		return ERR_PTR(ret);
+	}
+	return bo;
+}
+
 /*
- * Give the new buffer @bo, charged to @tfile already, its handle in
- * @file; on failure the buffer is freed and the charge returned.
+ * Give the new buffer @bo its handle in @file, and drop the caller's
+ * reference; on failure the buffer is freed, and its charge with it.
  */
 static int trn_bo_publish(struct drm_file *file, struct trn_bo *bo,
 			  u32 *handle, u64 *va)
@@ -476,18 +732,15 @@ static int trn_bo_publish(struct drm_file *file, struct trn_bo *bo,
 	struct trn_mapping *mapping;
 	int ret;
 
-	bo->owner = tfile;
 	ret = drm_gem_handle_create(file, &bo->base, handle);
 	if (ret) {
-		bo->owner = NULL;
-		trn_file_uncharge_bo(tfile, bo);
 		drm_gem_object_put(&bo->base);
 		return ret;
 	}
 
 	/* Our reference keeps @bo alive even if the handle is closed now. */
 	mutex_lock(&bo->lock);
-	mapping = trn_bo_find_mapping(bo, tfile);
+	mapping = trn_bo_find_mapping(bo, tfile->ctx);
 	*va = mapping ? mapping->node.start : 0;
 	mutex_unlock(&bo->lock);
 	drm_gem_object_put(&bo->base);
@@ -496,40 +749,26 @@ static int trn_bo_publish(struct drm_file *file, struct trn_bo *bo,
 
 /**
  * trn_bo_create_status() - create a queue's completion record buffer
- * @file: the queue's context, which gets a handle to it
- * @handle: out: the handle
+ * @file: the queue's file, charged for it
  *
  * One host page, zero-filled, that the device and userspace may only read
  * (mmap() refuses writable mappings, PRIME refuses to export it) and the
- * kernel writes through its linear mapping. Not charged to the context: it
- * lives and dies with a queue.
+ * kernel writes through its linear mapping. It has no handle yet: the
+ * queue gives it one as the last step of its creation, and takes it back
+ * when it is destroyed.
  *
  * Return: the buffer with a reference for the caller, or an ERR_PTR().
  */
-struct trn_bo *trn_bo_create_status(struct drm_file *file, u32 *handle)
+struct trn_bo *trn_bo_create_status(struct drm_file *file)
 {
 	struct trn_device *tdev = to_trn_device(file->minor->dev);
+	struct trn_file *tfile = file->driver_priv;
 	struct trn_bo *bo;
-	int ret;
 
-	bo = trn_bo_alloc(DRM_TRN_PLACEMENT_HOST, DRM_TRN_BO_DEVICE_READ_ONLY,
-			  PAGE_SIZE);
-	if (!bo)
-		return ERR_PTR(-ENOMEM);
-	bo->cpu_read_only = true;
-	ret = drm_gem_object_init(&tdev->drm, &bo->base, PAGE_SIZE);
-	if (ret) {
-		mutex_destroy(&bo->lock);
-		kfree(bo);
-		return ERR_PTR(ret == -ENOSPC ? -ENOMEM : ret);
-	}
-	ret = trn_bo_create_host(tdev, bo);
-	if (!ret)
-		ret = drm_gem_handle_create(file, &bo->base, handle);
-	if (ret) {
-		drm_gem_object_put(&bo->base);
-		return ERR_PTR(ret);
-	}
+	bo = trn_bo_new(tdev, tfile->usage, DRM_TRN_PLACEMENT_HOST,
+			DRM_TRN_BO_DEVICE_READ_ONLY, PAGE_SIZE, PAGE_SIZE);
+	if (!IS_ERR(bo))
+		bo->cpu_read_only = true;
 	return bo;
 }
 
@@ -540,8 +779,9 @@ struct trn_bo *trn_bo_create_status(struct drm_file *file, u32 *handle)
  * @file: the caller
  *
  * Return: 0; -EINVAL for bad arguments; -E2BIG for a size the device can
- * never provide; -ENOMEM when memory or address space is exhausted;
- * -EDQUOT beyond the caller's limits.
+ * never provide; -ENOMEM when memory or address space is exhausted, or the
+ * caller's memory cgroup (host) or dmem cgroup (device memory) limit is
+ * reached; -EDQUOT beyond the caller's limits.
  */
 int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 			struct drm_file *file)
@@ -551,8 +791,7 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 	struct drm_trn_bo_create *args = data;
 	bool hbm = args->placement == DRM_TRN_PLACEMENT_HBM;
 	struct trn_bo *bo;
-	u64 size, align;
-	int ret;
+	u64 size;
 
 	if (args->pad || args->flags & ~TRN_BO_CREATE_FLAGS)
 		return -EINVAL;
@@ -571,41 +810,11 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -E2BIG;
 
 	size = PAGE_ALIGN(args->size);
-	align = trn_bo_default_align(size, args->alignment);
-
-	ret = trn_file_charge(tfile, hbm ? size : 0, hbm ? 0 : size);
-	if (ret)
-		return ret;
-
-	bo = trn_bo_alloc(args->placement, args->flags, align);
-	if (!bo) {
-		ret = -ENOMEM;
-		goto err_uncharge;
-	}
-	if (hbm) {
-		drm_gem_private_object_init(drm, &bo->base, size);
-		ret = trn_bo_create_hbm(tdev, bo);
-	} else {
-		ret = drm_gem_object_init(drm, &bo->base, size);
-		if (ret) {
-			mutex_destroy(&bo->lock);
-			kfree(bo);
-			/* shmem says ENOSPC when it means memory. */
-			ret = ret == -ENOSPC ? -ENOMEM : ret;
-			goto err_uncharge;
-		}
-		ret = trn_bo_create_host(tdev, bo);
-	}
-	if (ret) {
-		drm_gem_object_put(&bo->base);
-		goto err_uncharge;
-	}
-
+	bo = trn_bo_new(tdev, tfile->usage, args->placement, args->flags, size,
+			trn_bo_default_align(size, args->alignment));
+	if (IS_ERR(bo))
+		return PTR_ERR(bo);
 	return trn_bo_publish(file, bo, &args->handle, &args->va);
-
-err_uncharge:
-	trn_file_uncharge(tfile, hbm ? size : 0, hbm ? 0 : size);
-	return ret;
 }
 
 /**
@@ -615,7 +824,8 @@ err_uncharge:
  * @file: the caller
  *
  * Return: 0; -EINVAL for bad arguments; -EFAULT if the range cannot be
- * pinned; -EDQUOT beyond the caller's limits; -ENOMEM.
+ * pinned; -EDQUOT beyond the caller's limits; -ENOMEM, also beyond the
+ * caller's RLIMIT_MEMLOCK.
  */
 int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 			 struct drm_file *file)
@@ -645,21 +855,23 @@ int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 	if (!(args->flags & DRM_TRN_USERPTR_READ_ONLY))
 		gup |= FOLL_WRITE;
 
-	ret = trn_file_charge(tfile, 0, args->size);
-	if (ret)
-		return ret;
-
 	bo = trn_bo_alloc(DRM_TRN_PLACEMENT_USERPTR,
 			  args->flags & DRM_TRN_USERPTR_READ_ONLY ?
 			  DRM_TRN_BO_DEVICE_READ_ONLY : 0,
 			  trn_bo_default_align(args->size, 0));
-	if (!bo) {
-		ret = -ENOMEM;
-		goto err_uncharge;
-	}
+	if (!bo)
+		return -ENOMEM;
 	drm_gem_private_object_init(drm, &bo->base, args->size);
+	/* From here on, drm_gem_object_put() undoes every step. */
+	ret = trn_bo_charge(bo, tfile->usage, 0, args->size);
+	if (ret)
+		goto err_put;
+	ret = trn_bo_account_locked(bo, npages);
+	if (ret)
+		goto err_put;
 
-	bo->pages = kvmalloc_array(npages, sizeof(*bo->pages), GFP_KERNEL);
+	bo->pages = kvmalloc_array(npages, sizeof(*bo->pages),
+				   GFP_KERNEL_ACCOUNT);
 	if (!bo->pages) {
 		ret = -ENOMEM;
 		goto err_put;
@@ -682,8 +894,6 @@ int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 
 err_put:
 	drm_gem_object_put(&bo->base);
-err_uncharge:
-	trn_file_uncharge(tfile, 0, args->size);
 	return ret;
 }
 
@@ -722,7 +932,7 @@ int trn_ioctl_bo_info(struct drm_device *drm, void *data,
 	}
 
 	mutex_lock(&bo->lock);
-	mapping = trn_bo_find_mapping(bo, tfile);
+	mapping = trn_bo_find_mapping(bo, tfile->ctx);
 	args->va = mapping ? mapping->node.start : 0;
 	mutex_unlock(&bo->lock);
 	args->size = obj->size;
@@ -736,12 +946,15 @@ out_put:
 }
 
 /**
- * trn_gem_show_fdinfo() - print a context's memory in fdinfo
+ * trn_gem_show_fdinfo() - print a file's memory in fdinfo
  * @p: the fdinfo printer
- * @file: the context
+ * @file: the file
  *
  * Prints the drm-usage-stats memory keys per region (``hbm``, ``host``,
- * the latter counting host, user and imported memory).
+ * the latter counting host, user and imported memory), over the file's
+ * handles. A buffer is active while a job that lists it is queued or runs
+ * (its fences are in the reservation as bookkeeping, which the DRM helper
+ * does not look at).
  */
 void trn_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 {
@@ -760,9 +973,14 @@ void trn_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file)
 		else
 			s->private += obj->size;
 		s->resident += obj->size;
+		if (!dma_resv_test_signaled(obj->resv,
+					    DMA_RESV_USAGE_BOOKKEEP))
+			s->active += obj->size;
 	}
 	spin_unlock(&file->table_lock);
 
-	drm_print_memory_stats(p, &hbm, DRM_GEM_OBJECT_RESIDENT, "hbm");
-	drm_print_memory_stats(p, &host, DRM_GEM_OBJECT_RESIDENT, "host");
+	drm_print_memory_stats(p, &hbm, DRM_GEM_OBJECT_RESIDENT |
+			       TRN_GEM_OBJECT_ACTIVE, "hbm");
+	drm_print_memory_stats(p, &host, DRM_GEM_OBJECT_RESIDENT |
+			       TRN_GEM_OBJECT_ACTIVE, "host");
 }

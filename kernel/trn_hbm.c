@@ -4,15 +4,19 @@
  *
  * Device memory (HBM): a best-fit range allocator over the device's memory.
  * Memory is cleared when it is freed, so that free memory always reads as
- * zero and a new buffer needs no clearing on the allocation path.
+ * zero and a new buffer needs no clearing on the allocation path. Where
+ * the kernel has the dmem cgroup controller, the device's memory is one of
+ * its regions, and every buffer is charged to its creator's cgroup.
  */
 
+#include <linux/err.h>
 #include <linux/minmax.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
 #include <drm/drm_mm.h>
 
+#include "trn_compat.h"
 #include "trn_drv.h"
 
 static void trn_hbm_fini(struct drm_device *drm, void *unused)
@@ -20,6 +24,8 @@ static void trn_hbm_fini(struct drm_device *drm, void *unused)
 	struct trn_device *tdev = to_trn_device(drm);
 
 	/* Every buffer holds a reference to the device: nothing is left. */
+	if (tdev->dmem)
+		dmem_cgroup_unregister_region(tdev->dmem);
 	drm_mm_takedown(&tdev->hbm_mm);
 }
 
@@ -31,13 +37,60 @@ static void trn_hbm_fini(struct drm_device *drm, void *unused)
  */
 int trn_hbm_init(struct trn_device *tdev)
 {
+	struct dmem_cgroup_region *dmem;
+	char name[64];
 	int ret;
 
 	ret = drmm_mutex_init(&tdev->drm, &tdev->hbm_lock);
 	if (ret)
 		return ret;
 	drm_mm_init(&tdev->hbm_mm, 0, tdev->desc.hbm_size);
+
+	/* "trn/<backend device>/hbm" in the cgroup's dmem.* files. */
+	snprintf(name, sizeof(name), "trn/%s/hbm", dev_name(tdev->drm.dev));
+	dmem = trn_compat_dmem_register(tdev->desc.hbm_size, name);
+	if (IS_ERR(dmem)) {
+		drm_mm_takedown(&tdev->hbm_mm);
+		return PTR_ERR(dmem);
+	}
+	tdev->dmem = dmem;
 	return drmm_add_action_or_reset(&tdev->drm, trn_hbm_fini, NULL);
+}
+
+/**
+ * trn_dmem_charge() - charge device memory to the caller's dmem cgroup
+ * @tdev: the device
+ * @size: bytes
+ * @pool: out: what to uncharge later (trn_dmem_uncharge()), or NULL where
+ *        nothing was charged (no dmem controller)
+ *
+ * Return: 0, or -ENOMEM beyond the cgroup's dmem.max for the device.
+ */
+int trn_dmem_charge(struct trn_device *tdev, u64 size,
+		    struct dmem_cgroup_pool_state **pool)
+{
+	struct dmem_cgroup_pool_state *limit = NULL;
+	int ret;
+
+	*pool = NULL;
+	if (!tdev->dmem)
+		return 0;
+	ret = dmem_cgroup_try_charge(tdev->dmem, size, pool, &limit);
+	/* Nothing here can be evicted to make room: no use for @limit. */
+	if (limit)
+		dmem_cgroup_pool_state_put(limit);
+	return ret == -EAGAIN ? -ENOMEM : ret;
+}
+
+/**
+ * trn_dmem_uncharge() - undo trn_dmem_charge()
+ * @pool: what it returned, may be NULL
+ * @size: the bytes charged
+ */
+void trn_dmem_uncharge(struct dmem_cgroup_pool_state *pool, u64 size)
+{
+	if (pool)
+		dmem_cgroup_uncharge(pool, size);
 }
 
 /**

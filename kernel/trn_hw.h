@@ -57,7 +57,7 @@ struct trn_device_desc {
  * @cmd_size: bytes of commands (core)
  * @ctx: MMU context the job runs in (core)
  * @status: &enum drm_trn_job_status (device, before completing the job)
- * @reserved0: zero
+ * @flags: TRN_HW_DESC_* (core; the device reads them live, see below)
  * @error_offset: offset of the failing command in its buffer (device)
  * @error_cmd_va: device address of the failing command (device)
  * @fault_va: address that faulted, for DRM_TRN_STATUS_MMU_FAULT (device)
@@ -68,6 +68,14 @@ struct trn_device_desc {
  * All fields are little endian. The core fills a descriptor, then rings the
  * doorbell; the device writes its fields back, then advances the ring's
  * &struct trn_hw_ring_status, then interrupts.
+ *
+ * The core may set %TRN_HW_DESC_CANCEL in @flags of a descriptor the
+ * device has been handed already, then ring the doorbell again. A device
+ * that finds the flag when it reaches the job, or while it runs it (at the
+ * job's next command boundary, or when a blocked job is looked at again
+ * after a doorbell), ends the job at once with status
+ * %DRM_TRN_STATUS_ABORTED, in ring order like any completion. A device
+ * that is stuck in a job (hung) does not notice: the ring reset ends it.
  */
 struct trn_hw_desc {
 	__le64 seqno;
@@ -75,7 +83,7 @@ struct trn_hw_desc {
 	__le32 cmd_size;
 	__le32 ctx;
 	__le32 status;
-	__le32 reserved0;
+	__le32 flags;
 	__le64 error_offset;
 	__le64 error_cmd_va;
 	__le64 fault_va;
@@ -83,6 +91,9 @@ struct trn_hw_desc {
 	__le64 end_ns;
 	__le64 reserved[7];
 };
+
+/* Flags of &trn_hw_desc.flags. */
+#define TRN_HW_DESC_CANCEL	BIT(0)
 
 /**
  * struct trn_hw_ring_status - completion record of a ring, written by the
@@ -162,11 +173,12 @@ struct trn_mmu_map {
  *              has not retired, normally running) unless the device has
  *              finished it. If it had not: when this returns the device no
  *              longer touches it, its descriptor is not written back, the
- *              ring's completed_seqno reads @seqno, the jobs after it run
- *              once a doorbell covers them, and the return is true. If it
- *              had (it finished as its timeout was handled), the ring is
- *              left as it is, the job that runs now included, and the
- *              return is false
+ *              ring's completed_seqno reads @seqno, and the return is
+ *              true. If it had (it finished as its timeout was handled),
+ *              the ring is left as it is, the job that runs now included,
+ *              and the return is false. Either way the device starts no
+ *              further job of the ring until the next ring_doorbell (so
+ *              that the core can flag the jobs to skip first)
  *
  * The core calls the context, MMU and memory operations only between
  * drm_dev_enter() and drm_dev_exit(), and serialises calls for one context.

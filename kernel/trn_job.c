@@ -8,11 +8,18 @@
  * allocation, every reservation) before the first job is armed, so a call
  * that fails queues nothing; what follows cannot fail. The jobs of one call
  * take consecutive numbers on their queue and enter its scheduler entity in
- * that order under the queue's submit lock.
+ * that order under the queue's submit lock. A queue holds at most
+ * trn_queue_depth() unfinished jobs: a submit beyond that waits, or fails
+ * with -EAGAIN with %DRM_TRN_SUBMIT_NONBLOCK.
+ *
+ * A job holds everything it uses (its queue and so its context, its
+ * buffers and their mappings) until it is freed, which happens outside the
+ * scheduler's work items, in trn_jobs_free_work().
  */
 
 #include <linux/dma-fence-chain.h>
 #include <linux/dma-resv.h>
+#include <linux/llist.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -37,52 +44,117 @@
 /* Submissions of up to this many jobs keep their job array on the stack. */
 #define TRN_SUBMIT_FEW_JOBS	8
 
-static void trn_job_put_deps(struct trn_job *job)
-{
-	u32 i;
+#define TRN_SUBMIT_FLAGS	DRM_TRN_SUBMIT_NONBLOCK
 
-	for (i = 0; i < job->bo_count; i++)
-		drm_gem_object_put(job->bos[i]);
-	if (job->bos != job->bos_inline)
-		kvfree(job->bos);
-	job->bos = NULL;
-	job->bo_count = 0;
-	for (i = 0; i < job->out_count; i++) {
-		if (job->outs[i].syncobj)
-			drm_syncobj_put(job->outs[i].syncobj);
-		dma_fence_chain_free(job->outs[i].chain);
-	}
-	kfree(job->outs);
-	job->outs = NULL;
-	job->out_count = 0;
-	dma_fence_chain_free(job->queue_chain);
-	job->queue_chain = NULL;
+/* A timeline node, charged to the submitter's memory cgroup. */
+static struct dma_fence_chain *trn_chain_alloc(void)
+{
+	return kmalloc(sizeof(struct dma_fence_chain), GFP_KERNEL_ACCOUNT);
 }
 
-/**
- * trn_job_free() - free a job once the scheduler is done with it
- * @job: the job, armed or not
- */
-void trn_job_free(struct trn_job *job)
+/* Drop a node: our reference once it is in a timeline, else the memory. */
+static void trn_chain_put(struct dma_fence_chain *chain, bool armed)
 {
-	struct trn_file *tfile = job->queue->tfile;
-	struct trn_device *tdev = job->ring->tdev;
-	bool pushed = job->pushed;
+	if (!chain)
+		return;
+	if (armed)
+		dma_fence_put(&chain->base);
+	else
+		dma_fence_chain_free(chain);
+}
 
-	/* Cancelled before it ran: it still counts as failed. */
-	if (pushed && !job->retired)
-		atomic64_inc(&tdev->stats.failed);
+/* Release what a job holds and free it; may sleep. */
+static void trn_job_release(struct trn_job *job)
+{
+	bool armed = job->armed;
+	u32 i;
+
 	drm_sched_job_cleanup(&job->base);
-	trn_job_put_deps(job);
+	for (i = 0; i < job->bo_count; i++) {
+		/* The mapping first: it may be the buffer's last user. */
+		if (job->maps[i])
+			trn_mapping_put(job->maps[i]);
+		drm_gem_object_put(job->bos[i]);
+	}
+	if (job->bos != job->bos_inline) {
+		kvfree(job->bos);
+		kvfree(job->maps);
+	}
+	for (i = 0; i < job->out_count; i++) {
+		struct trn_job_out *out = &job->outs[i];
+
+		if (out->syncobj)
+			drm_syncobj_put(out->syncobj);
+		dma_fence_chain_free(out->chain);
+		dma_fence_put(out->point_fence);
+	}
+	kfree(job->outs);
+	trn_chain_put(job->queue_chain, armed);
 	if (job->hw.fence)
 		dma_fence_put(job->hw.fence);
 	/* Never ran: the preallocated fence was never initialised. */
 	kfree(job->hw_fence);
 	trn_queue_put(job->queue);
-	kfree(job);
-	/* @tfile may be freed as soon as its count drops to zero. */
-	if (pushed && atomic_dec_and_test(&tfile->jobs))
-		wake_up_all(&tdev->jobs_wq);
+	kmem_cache_free(trn_job_cache, job);
+}
+
+/**
+ * trn_jobs_free_work() - free the jobs the schedulers are done with
+ * @work: &trn_device.free_work
+ *
+ * Releasing a job may free buffers, unmap them from the device and tear
+ * down its context, all of which may sleep and allocate; none of it may
+ * hold up the scheduler's own work items, which run the jobs that fences
+ * (and so memory reclaim) wait for. Every job holds a reference to the
+ * device through its context, so the device outlives every job on the
+ * list, and this touches it only before releasing them.
+ */
+void trn_jobs_free_work(struct work_struct *work)
+{
+	struct trn_device *tdev = container_of(to_delayed_work(work),
+					       struct trn_device, free_work);
+	struct llist_node *jobs = llist_del_all(&tdev->free_jobs);
+	struct trn_job *job, *tmp;
+
+	llist_for_each_entry_safe(job, tmp, jobs, free_node)
+		trn_job_release(job);
+}
+
+/**
+ * trn_job_free() - the scheduler is done with a job
+ * @job: the job, armed or not
+ *
+ * Defers the release to trn_jobs_free_work(), which runs a jiffy later, so
+ * that a stream of jobs costs one wake-up of the freeing worker per jiffy
+ * rather than one per job. Callable from any context.
+ */
+void trn_job_free(struct trn_job *job)
+{
+	struct trn_device *tdev = job->ring->tdev;
+
+	/* Cancelled before it was even handed to the ring. */
+	if (job->armed && !job->retired)
+		atomic64_inc(&tdev->stats.failed);
+	llist_add(&job->free_node, &tdev->free_jobs);
+	queue_delayed_work(trn_wq, &tdev->free_work, 1);
+}
+
+/*
+ * Give the job's failure to its timeline points too: a dma_fence_chain
+ * node does not take its fence's error, so without this a point of a
+ * failed job would read as a success. The job's fences are not signalled
+ * yet, so neither are the nodes.
+ */
+static void trn_job_fail_points(struct trn_job *job, int error)
+{
+	u32 i;
+
+	if (!job->armed)
+		return;
+	for (i = 0; i < job->out_count; i++)
+		if (job->outs[i].point_fence)
+			dma_fence_set_error(job->outs[i].point_fence, error);
+	dma_fence_set_error(&job->queue_chain->base, error);
 }
 
 /**
@@ -90,28 +162,54 @@ void trn_job_free(struct trn_job *job)
  * @job: the job, off its ring, with &trn_job.hw filled in
  * @error: 0 or the negative errno its fences get
  *
- * Accounts for the job and signals its hardware fence, which is the last
- * thing done with it here: the scheduler may free it right after. Called
- * with the ring's lock held, the job just taken off the ring.
+ * Gives the CPU the job's buffers, accounts for the job, applies the ban
+ * policy to a faulting context and signals the hardware fence, which is
+ * the last thing done with it here: the scheduler may free it right
+ * after. Called with the ring's lock held, the job just taken off the
+ * ring; allocates nothing.
  */
 void trn_job_retire(struct trn_job *job, int error)
 {
 	struct trn_queue *queue = job->queue;
 	struct trn_device *tdev = job->ring->tdev;
 	struct dma_fence *fence = job->hw.fence;
+	u32 i;
 
 	lockdep_assert_held(&job->ring->lock);
 
+	if (job->dma_begun)
+		for (i = 0; i < job->bo_count; i++)
+			trn_bo_dma_end(to_trn_bo(job->bos[i]));
 	if (job->hw.end_ns > job->hw.start_ns)
 		atomic64_add(job->hw.end_ns - job->hw.start_ns,
-			     &queue->tfile->engine_ns[job->ring->core]);
+			     &queue->ctx->engine_ns[job->ring->core]);
 	atomic64_inc(error ? &tdev->stats.failed : &tdev->stats.completed);
 	job->retired = true;
 	trn_queue_job_done(queue, job, error);
+	if (job->hw.status == DRM_TRN_STATUS_MMU_FAULT)
+		trn_ctx_job_faulted(queue->ctx);
 
-	if (error)
+	if (error) {
+		trn_job_fail_points(job, error);
 		dma_fence_set_error(fence, error);
+	}
 	dma_fence_signal(fence);
+}
+
+/**
+ * trn_job_fail_unrun() - record a job that will never reach the hardware
+ * @job: the job, in run_job
+ * @error: the negative errno its fences get
+ *
+ * For a job the scheduler runs on a device that is gone.
+ */
+void trn_job_fail_unrun(struct trn_job *job, int error)
+{
+	job->hw.status = DRM_TRN_STATUS_ABORTED;
+	job->retired = true;
+	atomic64_inc(&job->ring->tdev->stats.failed);
+	trn_queue_job_done(job->queue, job, error);
+	trn_job_fail_points(job, error);
 }
 
 static int trn_ptr_cmp(const void *a, const void *b)
@@ -136,7 +234,6 @@ static int trn_job_lookup_few_bos(struct trn_job *job, struct drm_file *file,
 	if (copy_from_user(handles, u64_to_user_ptr(uj->bo_handles),
 			   uj->bo_count * sizeof(u32)))
 		return -EFAULT;
-	job->bos = job->bos_inline;
 	for (i = 0; i < uj->bo_count; i++) {
 		job->bos[i] = drm_gem_object_lookup(file, handles[i]);
 		if (!job->bos[i])
@@ -175,27 +272,54 @@ static int trn_bos_check_unique(struct drm_gem_object **bos, u32 n)
 	return ret;
 }
 
-/* Look up the job's buffers; each may appear once. */
+/*
+ * Look up the job's buffers (each may appear once) and take a reference
+ * to each one's mapping in the job's context.
+ */
 static int trn_job_lookup_bos(struct trn_job *job, struct drm_file *file,
 			      const struct drm_trn_job *uj)
 {
+	struct trn_ctx *ctx = job->queue->ctx;
 	int ret;
+	u32 i;
 
 	if (!uj->bo_count)
 		return 0;
 	if (uj->bo_count <= TRN_JOB_INLINE_BOS) {
 		ret = trn_job_lookup_few_bos(job, file, uj);
 	} else {
+		job->maps = kvcalloc(uj->bo_count, sizeof(*job->maps),
+				     GFP_KERNEL_ACCOUNT);
+		if (!job->maps)
+			return -ENOMEM;
+		job->bos = NULL;
 		ret = drm_gem_objects_lookup(file,
 					     u64_to_user_ptr(uj->bo_handles),
 					     uj->bo_count, &job->bos);
 		/* On failure the lookup may leave an array to put. */
-		if (job->bos)
+		if (job->bos) {
 			job->bo_count = uj->bo_count;
+		} else {
+			kvfree(job->maps);
+			job->maps = job->maps_inline;
+			job->bos = job->bos_inline;
+		}
 	}
 	if (ret)
 		return ret;
-	return trn_bos_check_unique(job->bos, job->bo_count);
+	ret = trn_bos_check_unique(job->bos, job->bo_count);
+	if (ret)
+		return ret;
+	for (i = 0; i < job->bo_count; i++) {
+		struct trn_bo *bo = to_trn_bo(job->bos[i]);
+
+		job->maps[i] = trn_bo_mapping_get(bo, ctx);
+		/* The handle was closed since the lookup. */
+		if (!job->maps[i])
+			return -ENOENT;
+		job->dma_sync |= bo->dma_sync;
+	}
+	return 0;
 }
 
 static int trn_job_add_in_syncs(struct trn_job *job, struct drm_file *file,
@@ -229,7 +353,8 @@ static int trn_job_get_out_syncs(struct trn_job *job, struct drm_file *file,
 
 	if (!uj->out_count)
 		return 0;
-	job->outs = kcalloc(uj->out_count, sizeof(*job->outs), GFP_KERNEL);
+	job->outs = kcalloc(uj->out_count, sizeof(*job->outs),
+			    GFP_KERNEL_ACCOUNT);
 	if (!job->outs)
 		return -ENOMEM;
 	job->out_count = uj->out_count;
@@ -246,7 +371,7 @@ static int trn_job_get_out_syncs(struct trn_job *job, struct drm_file *file,
 			return -ENOENT;
 		out->point = sync.point;
 		if (sync.point) {
-			out->chain = dma_fence_chain_alloc();
+			out->chain = trn_chain_alloc();
 			if (!out->chain)
 				return -ENOMEM;
 		}
@@ -273,6 +398,12 @@ static int trn_job_check(struct trn_device *tdev, const struct drm_trn_job *uj)
 	return 0;
 }
 
+/* Free a job that was never armed, at once; may sleep. */
+static void trn_job_discard(struct trn_job *job)
+{
+	trn_job_release(job);
+}
+
 /* Build one job from its uAPI description; nothing is visible yet. */
 static struct trn_job *trn_job_create(struct trn_queue *queue,
 				      struct drm_file *file,
@@ -286,7 +417,7 @@ static struct trn_job *trn_job_create(struct trn_queue *queue,
 	if (ret)
 		return ERR_PTR(ret);
 
-	job = kzalloc(sizeof(*job), GFP_KERNEL);
+	job = kmem_cache_zalloc(trn_job_cache, GFP_KERNEL);
 	if (!job)
 		return ERR_PTR(-ENOMEM);
 	kref_get(&queue->refcount);
@@ -294,19 +425,20 @@ static struct trn_job *trn_job_create(struct trn_queue *queue,
 	job->ring = queue->ring;
 	job->cmd_va = uj->cmd_va;
 	job->cmd_size = uj->cmd_size;
-	job->ctx = tfile->ctx;
+	job->bos = job->bos_inline;
+	job->maps = job->maps_inline;
 	INIT_LIST_HEAD(&job->link);
 
-	ret = drm_sched_job_init(&job->base, &queue->entity, 1, tfile,
+	ret = drm_sched_job_init(&job->base, &queue->entity, 1, queue->ctx,
 				 file->client_id);
 	if (ret) {
 		trn_queue_put(queue);
-		kfree(job);
+		kmem_cache_free(trn_job_cache, job);
 		return ERR_PTR(ret);
 	}
 
-	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL);
-	job->queue_chain = dma_fence_chain_alloc();
+	job->hw_fence = kzalloc(sizeof(*job->hw_fence), GFP_KERNEL_ACCOUNT);
+	job->queue_chain = trn_chain_alloc();
 	if (!job->hw_fence || !job->queue_chain) {
 		ret = -ENOMEM;
 		goto err_free;
@@ -323,7 +455,7 @@ static struct trn_job *trn_job_create(struct trn_queue *queue,
 	return job;
 
 err_free:
-	trn_job_free(job);
+	trn_job_discard(job);
 	return ERR_PTR(ret);
 }
 
@@ -450,7 +582,8 @@ static void trn_queue_collect(struct trn_queue *queue, struct dma_fence *point)
  * drm_syncobj_add_point() walks every unsignalled point on each call, which
  * made a deep pipeline quadratic. The queue's timeline only gets increasing
  * points, from here under the submit lock, so the link goes on directly;
- * signalled links are freed every TRN_QUEUE_GC_INTERVAL jobs.
+ * signalled links are freed every TRN_QUEUE_GC_INTERVAL jobs. The job
+ * keeps a reference to its link, to give it its failure.
  */
 static void trn_queue_add_point(struct trn_queue *queue, struct trn_job *job,
 				struct dma_fence *fence)
@@ -458,14 +591,12 @@ static void trn_queue_add_point(struct trn_queue *queue, struct trn_job *job,
 	struct dma_fence_chain *chain = job->queue_chain;
 
 	lockdep_assert_held(&queue->submit_lock);
-	job->queue_chain = NULL;
 	/* The chain takes over both references. */
 	dma_fence_chain_init(chain, drm_syncobj_fence_get(queue->syncobj),
 			     dma_fence_get(fence), job->seqno);
 	drm_syncobj_replace_fence(queue->syncobj, &chain->base);
 	if (job->seqno % TRN_QUEUE_GC_INTERVAL == 0)
 		trn_queue_collect(queue, &chain->base);
-	dma_fence_put(&chain->base);
 }
 
 /*
@@ -480,9 +611,10 @@ static void trn_job_arm(struct trn_queue *queue, struct trn_job *job)
 	lockdep_assert_held(&queue->submit_lock);
 
 	drm_sched_job_arm(&job->base);
+	job->armed = true;
 	fence = &job->base.s_fence->finished;
 
-	/* Until it finishes, its buffers stay allocated and mapped. */
+	/* For fdinfo's drm-active and other drivers' bookkeeping. */
 	for (i = 0; i < job->bo_count; i++)
 		dma_resv_add_fence(job->bos[i]->resv, fence,
 				   DMA_RESV_USAGE_BOOKKEEP);
@@ -490,8 +622,17 @@ static void trn_job_arm(struct trn_queue *queue, struct trn_job *job)
 		struct trn_job_out *out = &job->outs[i];
 
 		if (out->chain) {
+			/*
+			 * The syncobj takes the node; the job takes a
+			 * reference to it as soon as it is in, if it still is
+			 * (another thread may replace the syncobj's fence at
+			 * once): RCU keeps its memory until we looked.
+			 */
+			rcu_read_lock();
 			drm_syncobj_add_point(out->syncobj, out->chain, fence,
 					      out->point);
+			out->point_fence = dma_fence_get_rcu(&out->chain->base);
+			rcu_read_unlock();
 			out->chain = NULL;
 		} else {
 			drm_syncobj_replace_fence(out->syncobj, fence);
@@ -509,8 +650,6 @@ static void trn_job_arm(struct trn_queue *queue, struct trn_job *job)
 static void trn_job_push(struct trn_queue *queue, struct trn_job *job)
 {
 	lockdep_assert_held(&queue->submit_lock);
-	job->pushed = true;
-	atomic_inc(&queue->tfile->jobs);
 	drm_sched_entity_push_job(&job->base);
 }
 
@@ -550,6 +689,47 @@ static int trn_submit_write_seqnos(struct drm_trn_job __user *ujobs, u32 n,
 	return ret;
 }
 
+/* Whether @n more jobs fit below the queue's depth (a hint unlocked). */
+static bool trn_queue_has_room(struct trn_queue *queue, u32 n)
+{
+	return READ_ONCE(queue->submitted) - READ_ONCE(queue->completed) + n <=
+	       trn_queue_depth();
+}
+
+/* Why @queue takes no jobs, or 0. */
+static int trn_queue_refuses(struct trn_file *tfile, struct trn_queue *queue)
+{
+	if (trn_queue_banned(queue))
+		return -ECANCELED;
+	if (READ_ONCE(queue->destroyed) ||
+	    xa_load(&tfile->queues, queue->id) != queue)
+		return -ENOENT;
+	return 0;
+}
+
+/*
+ * Wait until @n jobs fit in @queue, unless @nonblock. Returns 0, -EAGAIN,
+ * -ERESTARTSYS, or why the queue takes no more jobs.
+ */
+static int trn_submit_wait_room(struct trn_file *tfile,
+				struct trn_queue *queue, u32 n, bool nonblock)
+{
+	int ret;
+
+	for (;;) {
+		ret = trn_queue_refuses(tfile, queue);
+		if (ret || trn_queue_has_room(queue, n))
+			return ret;
+		if (nonblock)
+			return -EAGAIN;
+		ret = wait_event_interruptible(queue->space,
+					       trn_queue_has_room(queue, n) ||
+					       trn_queue_refuses(tfile, queue));
+		if (ret)
+			return ret;
+	}
+}
+
 /**
  * trn_ioctl_submit() - handler of DRM_IOCTL_TRN_SUBMIT
  * @drm: the device
@@ -558,7 +738,9 @@ static int trn_submit_write_seqnos(struct drm_trn_job __user *ujobs, u32 n,
  *
  * Return: 0 with every job queued; on failure nothing is queued: -EINVAL
  * for bad arguments, -ENOENT for an unknown queue, buffer or syncobj,
- * -EFAULT for bad pointers, -ENOMEM, -EINTR, -ENODEV.
+ * -ECANCELED for a queue of a banned context, -EAGAIN for a full queue
+ * with %DRM_TRN_SUBMIT_NONBLOCK, -EFAULT for bad pointers, -ENOMEM,
+ * -EINTR, -ENODEV.
  */
 int trn_ioctl_submit(struct drm_device *drm, void *data,
 		     struct drm_file *file)
@@ -566,18 +748,19 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	struct trn_device *tdev = to_trn_device(drm);
 	struct trn_file *tfile = file->driver_priv;
 	struct drm_trn_submit *args = data;
+	bool nonblock = args->flags & DRM_TRN_SUBMIT_NONBLOCK;
 	struct trn_job *few[TRN_SUBMIT_FEW_JOBS], **jobs = few;
 	struct drm_trn_job __user *ujobs;
 	struct drm_gem_object **objs;
 	struct ww_acquire_ctx ctx;
 	struct trn_queue *queue;
 	struct drm_trn_job uj;
-	u32 i, n = 0, nobjs, tries;
+	u32 i, n = 0, nobjs, tries = 0;
 	bool objs_owned;
 	u64 first;
 	int idx, ret;
 
-	if (args->flags || !args->job_count ||
+	if (args->flags & ~TRN_SUBMIT_FLAGS || !args->job_count ||
 	    args->job_count > DRM_TRN_SUBMIT_MAX_JOBS ||
 	    args->job_size < TRN_JOB_SIZE_V1 ||
 	    args->job_size > TRN_JOB_SIZE_MAX)
@@ -590,9 +773,14 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 		ret = -ENODEV;
 		goto out_put_queue;
 	}
+	/* Before anything is allocated: a full queue holds nothing more. */
+	ret = trn_submit_wait_room(tfile, queue, args->job_count, nonblock);
+	if (ret)
+		goto out_exit;
 
 	if (args->job_count > ARRAY_SIZE(few)) {
-		jobs = kcalloc(args->job_count, sizeof(*jobs), GFP_KERNEL);
+		jobs = kcalloc(args->job_count, sizeof(*jobs),
+			       GFP_KERNEL_ACCOUNT);
 		if (!jobs) {
 			ret = -ENOMEM;
 			goto out_exit;
@@ -624,7 +812,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	/* A single job's own array is not ours to free (nor to touch later). */
 	objs_owned = n > 1;
 
-	for (tries = 0;; tries++) {
+	for (;;) {
 		/*
 		 * The numbers are written back under the reservation locks,
 		 * where a page fault must not happen: bring the pages in
@@ -636,10 +824,17 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 			goto out_free_objs;
 
 		mutex_lock(&queue->submit_lock);
-		/* A queue destroyed meanwhile takes no more jobs. */
-		if (xa_load(&tfile->queues, queue->id) != queue) {
-			ret = -ENOENT;
+		/* Destroyed or banned meanwhile: no more jobs. */
+		ret = trn_queue_refuses(tfile, queue);
+		if (ret)
 			goto out_unlock;
+		/* Another submitter took the room: wait for more. */
+		if (!trn_queue_has_room(queue, n)) {
+			mutex_unlock(&queue->submit_lock);
+			ret = trn_submit_wait_room(tfile, queue, n, nonblock);
+			if (ret)
+				goto out_free_objs;
+			continue;
 		}
 		if (nobjs) {
 			ret = trn_submit_reserve(objs, nobjs, n, &ctx);
@@ -653,7 +848,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 		if (nobjs)
 			drm_gem_unlock_reservations(objs, nobjs, &ctx);
 		mutex_unlock(&queue->submit_lock);
-		if (tries == 3)
+		if (++tries == 4)
 			goto out_free_objs;
 	}
 
@@ -680,7 +875,7 @@ out_free_objs:
 		kvfree(objs);
 out_free_jobs:
 	while (n--)
-		trn_job_free(jobs[n]);
+		trn_job_discard(jobs[n]);
 	if (jobs != few)
 		kfree(jobs);
 out_exit:
@@ -691,12 +886,12 @@ out_put_queue:
 }
 
 /**
- * trn_job_show_fdinfo() - the engine time of a context, for fdinfo
+ * trn_job_show_fdinfo() - the engine time of a file, for fdinfo
  * @p: where to print
- * @tfile: the context
+ * @tfile: the file
  *
  * One drm-engine-core<N> key per NeuronCore, in nanoseconds of device time
- * its jobs ran.
+ * the file's jobs ran.
  */
 void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile)
 {
@@ -704,5 +899,5 @@ void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile)
 
 	for (i = 0; i < tfile->tdev->desc.num_cores; i++)
 		drm_printf(p, "drm-engine-core%u:\t%lld ns\n", i,
-			   atomic64_read(&tfile->engine_ns[i]));
+			   atomic64_read(&tfile->ctx->engine_ns[i]));
 }

@@ -69,6 +69,9 @@ static int trn_query_device_info(struct trn_device *tdev,
 		.va_start = desc->va_start,
 		.va_size = desc->va_size,
 		.capabilities = desc->capabilities,
+		.queue_depth = trn_queue_depth(),
+		.job_timeout_ms = tdev->job_timeout_ms,
+		.ban_faults = TRN_BAN_FAULTS,
 	};
 
 	return trn_query_copy_out(args, &info, sizeof(info),
@@ -78,13 +81,14 @@ static int trn_query_device_info(struct trn_device *tdev,
 static int trn_query_memory(struct trn_device *tdev, struct trn_file *tfile,
 			    struct drm_trn_query *args)
 {
+	struct trn_usage *usage = tfile->usage;
 	struct drm_trn_memory_info info = {
 		.hbm_total = tdev->desc.hbm_size,
 		.hbm_used = trn_hbm_used(tdev),
 		.host_pinned = atomic64_read(&tdev->host_pinned),
-		.ctx_hbm = atomic64_read(&tfile->hbm_bytes),
-		.ctx_pinned = atomic64_read(&tfile->pinned_bytes),
-		.ctx_bos = atomic64_read(&tfile->bos),
+		.ctx_hbm = atomic64_read(&usage->hbm_bytes),
+		.ctx_pinned = atomic64_read(&usage->pinned_bytes),
+		.ctx_bos = atomic64_read(&usage->bos),
 		.max_ctx_bos = trn_max_bos_per_file(),
 		.max_ctx_pinned = trn_max_pinned_per_file(),
 	};

@@ -5,7 +5,14 @@
  * Queues: a context's ordered streams of jobs. A queue is a scheduler
  * entity on one hardware ring of its NeuronCore, a timeline syncobj whose
  * point N is job N, and a completion record that userspace maps to see
- * progress without a system call.
+ * progress without a system call. A queue holds at most trn_queue_depth()
+ * unfinished jobs; submitters beyond that wait for room.
+ *
+ * Destroying a queue waits for nothing: its unfinished jobs are
+ * cancelled, those on the hardware by a flag the device obeys at their next
+ * command boundary, the others when they would run, each in its place in
+ * the queue's order so that the completion record stays in order; the
+ * queue itself goes with its last job.
  */
 
 #include <linux/capability.h>
@@ -30,18 +37,23 @@ static void trn_queue_release(struct kref *kref)
 					       refcount);
 	u32 i;
 
+	/* No job is left, so the scheduler has no use for the entity. */
+	drm_sched_entity_fini(&queue->entity);
 	for (i = 0; i < queue->gc_count; i++)
 		dma_fence_put(queue->gc_points[(queue->gc_first + i) %
 					       TRN_QUEUE_GC_POINTS]);
 	drm_syncobj_put(queue->syncobj);
 	drm_gem_object_put(&queue->status_bo->base);
 	mutex_destroy(&queue->submit_lock);
+	trn_ctx_put(queue->ctx);
 	kfree(queue);
 }
 
 /**
  * trn_queue_put() - drop a reference to a queue
  * @queue: the queue
+ *
+ * The last reference frees the queue, which may sleep.
  */
 void trn_queue_put(struct trn_queue *queue)
 {
@@ -116,12 +128,22 @@ void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
 		}
 	}
 	if (job->seqno > queue->completed) {
-		/* Also read, as a hint, without the lock (trn_job.c). */
+		/* Also read without the lock (trn_job.c). */
 		WRITE_ONCE(queue->completed, job->seqno);
 		/* Readers that see the job finished see its failure entry. */
 		smp_store_release(&page->completed_seqno, job->seqno);
 	}
 	spin_unlock_irqrestore(&queue->status_lock, flags);
+
+	/*
+	 * Room for a submitter waiting at the queue's depth: woken once a
+	 * whole submission's worth is free, not at every job, so that a
+	 * producer that keeps the queue full pays a wake-up per 256 jobs.
+	 */
+	if (wq_has_sleeper(&queue->space) &&
+	    READ_ONCE(queue->submitted) - job->seqno + DRM_TRN_SUBMIT_MAX_JOBS <=
+	    trn_queue_depth())
+		wake_up(&queue->space);
 }
 
 static enum drm_sched_priority trn_sched_priority(u32 priority)
@@ -154,7 +176,7 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct drm_trn_queue_create *args = data;
 	struct drm_gpu_scheduler *sched;
 	struct trn_queue *queue;
-	u32 status_handle, syncobj_handle, id;
+	u32 syncobj_handle, id;
 	int ret;
 
 	if (args->flags || args->reserved[0] || args->reserved[1])
@@ -166,19 +188,22 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	if (args->priority == DRM_TRN_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
 
-	queue = kzalloc(sizeof(*queue), GFP_KERNEL);
+	queue = kzalloc(sizeof(*queue), GFP_KERNEL_ACCOUNT);
 	if (!queue)
 		return -ENOMEM;
 	kref_init(&queue->refcount);
-	queue->tfile = tfile;
+	queue->ctx = tfile->ctx;
+	/* Banned from the next ban of the context on. */
+	queue->bans = atomic_read(&queue->ctx->bans);
 	mutex_init(&queue->submit_lock);
 	spin_lock_init(&queue->status_lock);
+	init_waitqueue_head(&queue->space);
 	queue->ring = trn_ring_pick(tdev, args->core);
 
 	ret = drm_syncobj_create(&queue->syncobj, 0, NULL);
 	if (ret)
 		goto err_free;
-	queue->status_bo = trn_bo_create_status(file, &status_handle);
+	queue->status_bo = trn_bo_create_status(file);
 	if (IS_ERR(queue->status_bo)) {
 		ret = PTR_ERR(queue->status_bo);
 		goto err_syncobj;
@@ -200,26 +225,36 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 		ret = ret == -EBUSY ? -EMFILE : ret;
 		goto err_unlock;
 	}
-	/* The last step that can fail: a handle cannot be taken back. */
+	/*
+	 * The handles last, the syncobj's after the status buffer's: it
+	 * cannot be taken back, the other can (the caller learns its number
+	 * only when this returns).
+	 */
+	ret = drm_gem_handle_create(file, &queue->status_bo->base,
+				    &queue->status_handle);
+	if (ret)
+		goto err_erase;
 	ret = drm_syncobj_get_handle(file, queue->syncobj, &syncobj_handle);
 	if (ret) {
-		xa_erase(&tfile->queues, id);
-		goto err_unlock;
+		drm_gem_handle_delete(file, queue->status_handle);
+		goto err_erase;
 	}
+	kref_get(&queue->ctx->refcount);
 	queue->id = id;
 	xa_store(&tfile->queues, id, queue, GFP_KERNEL);
 	mutex_unlock(&tfile->queue_lock);
 
 	args->queue_id = id;
 	args->syncobj = syncobj_handle;
-	args->status_handle = status_handle;
+	args->status_handle = queue->status_handle;
 	return 0;
 
+err_erase:
+	xa_erase(&tfile->queues, id);
 err_unlock:
 	mutex_unlock(&tfile->queue_lock);
-	drm_sched_entity_destroy(&queue->entity);
+	drm_sched_entity_fini(&queue->entity);
 err_status:
-	drm_gem_handle_delete(file, status_handle);
 	drm_gem_object_put(&queue->status_bo->base);
 err_syncobj:
 	drm_syncobj_put(queue->syncobj);
@@ -230,14 +265,39 @@ err_free:
 }
 
 /*
- * Take @queue out of service: no new jobs, queued ones still run (or fail
- * with -ECANCELED if their process is dying), and the table's reference
- * goes. Called with the queue removed from the table.
+ * Take @queue out of service, already out of its file's table: no new
+ * jobs, its unfinished ones are cancelled (with @sweep, those on the
+ * hardware are flagged here; else the caller does it for the whole
+ * context), submitters waiting for room give up, and the table's
+ * reference goes. The queue lives on while its jobs do.
  */
-static void trn_queue_retire(struct trn_queue *queue)
+static void trn_queue_retire(struct trn_queue *queue, bool sweep)
 {
-	drm_sched_entity_destroy(&queue->entity);
+	WRITE_ONCE(queue->destroyed, true);
+	/* Serialise against a submit that looked the queue up already. */
+	mutex_lock(&queue->submit_lock);
+	mutex_unlock(&queue->submit_lock);
+	if (sweep)
+		trn_rings_cancel(queue->ctx->tdev, queue->ctx);
+	wake_up_all(&queue->space);
 	trn_queue_put(queue);
+}
+
+/*
+ * Close @handle of @file if it is still the queue's status buffer: the
+ * caller may have closed it and reused the number for something else.
+ */
+static void trn_queue_close_status(struct drm_file *file,
+				   struct trn_queue *queue)
+{
+	struct drm_gem_object *obj;
+
+	obj = drm_gem_object_lookup(file, queue->status_handle);
+	if (!obj)
+		return;
+	if (obj == &queue->status_bo->base)
+		drm_gem_handle_delete(file, queue->status_handle);
+	drm_gem_object_put(obj);
 }
 
 /**
@@ -245,6 +305,10 @@ static void trn_queue_retire(struct trn_queue *queue)
  * @drm: the device
  * @data: &struct drm_trn_queue_destroy
  * @file: the caller
+ *
+ * Waits for nothing: the queue's unfinished jobs are cancelled (-ESRCH).
+ * Closes the queue's status buffer handle (the buffer goes with the
+ * queue; CPU mappings of it stay valid until unmapped).
  *
  * Return: 0; -EINVAL for bad flags; -ENOENT for an unknown queue.
  */
@@ -264,10 +328,8 @@ int trn_ioctl_queue_destroy(struct drm_device *drm, void *data,
 	if (!queue)
 		return -ENOENT;
 
-	/* Serialise against a submit that looked the queue up already. */
-	mutex_lock(&queue->submit_lock);
-	mutex_unlock(&queue->submit_lock);
-	trn_queue_retire(queue);
+	trn_queue_close_status(file, queue);
+	trn_queue_retire(queue, true);
 	return 0;
 }
 
@@ -312,61 +374,54 @@ int trn_ioctl_queue_status(struct drm_device *drm, void *data,
 	args->state = queue->state;
 	args->resets = queue->resets;
 	spin_unlock_irqrestore(&queue->status_lock, flags);
+	if (trn_queue_banned(queue))
+		args->state |= DRM_TRN_QUEUE_BANNED;
 
 	trn_queue_put(queue);
 	return 0;
 }
 
 /**
- * trn_queues_init() - prepare a new context's queue table
- * @tfile: the context
+ * trn_queues_init() - prepare a new file's queue table
+ * @tfile: the file
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0.
  */
 int trn_queues_init(struct trn_file *tfile)
 {
-	tfile->engine_ns = kcalloc(tfile->tdev->desc.num_cores,
-				   sizeof(*tfile->engine_ns), GFP_KERNEL);
-	if (!tfile->engine_ns)
-		return -ENOMEM;
 	mutex_init(&tfile->queue_lock);
 	xa_init_flags(&tfile->queues, XA_FLAGS_ALLOC1);
 	return 0;
 }
 
 /**
- * trn_queues_quiesce() - a context closes: end its queues and jobs
- * @tfile: the context
+ * trn_queues_close() - a file closes: cancel its jobs, end its queues
+ * @tfile: the file
  *
- * Jobs not yet on the hardware are dropped when the process is dying,
- * otherwise they run; either way this returns only when none of the
- * context's jobs can touch its address space any more, so that it can be
- * torn down. A job that hangs is ended by the timeout.
+ * Every job of the file that has not finished is cancelled (-ESRCH): the
+ * ones still queued when they would run, the ones on the hardware at
+ * their next command boundary. Nothing waits for them.
  */
-void trn_queues_quiesce(struct trn_file *tfile)
+void trn_queues_close(struct trn_file *tfile)
 {
 	struct trn_queue *queue;
 	unsigned long id;
 
+	/* The last reference to the file is gone: nothing races with us. */
 	xa_for_each(&tfile->queues, id, queue) {
 		xa_erase(&tfile->queues, id);
-		trn_queue_retire(queue);
+		trn_queue_retire(queue, false);
 	}
-	/*
-	 * Also the jobs of queues destroyed earlier. Bounded: a job that hangs
-	 * is ended by the timeout and the ring reset.
-	 */
-	wait_event(tfile->tdev->jobs_wq, !atomic_read(&tfile->jobs));
+	trn_ctx_close(tfile->ctx);
 }
 
 /**
- * trn_queues_fini() - free a closed context's queue table
- * @tfile: the context
+ * trn_queues_fini() - free a closed file's queue table
+ * @tfile: the file, closed by trn_queues_close()
  */
 void trn_queues_fini(struct trn_file *tfile)
 {
-	trn_queues_quiesce(tfile);
+	WARN_ON(!xa_empty(&tfile->queues));
 	xa_destroy(&tfile->queues);
 	mutex_destroy(&tfile->queue_lock);
-	kfree(tfile->engine_ns);
 }

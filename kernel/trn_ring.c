@@ -8,7 +8,13 @@
  * advances the ring's completion record and interrupts, and the interrupt
  * path retires the jobs and signals their fences. A job that outlives the
  * timeout is abandoned through a ring reset that leaves every other job of
- * the ring in place.
+ * the ring in place, and its context is banned: the device skips the
+ * context's other jobs, which are flagged cancelled in their descriptors.
+ *
+ * run_job, the interrupt path and the timeout handler are on the way to
+ * signalling fences, which memory reclaim may wait for: they allocate
+ * nothing and take no lock that is held around an allocation, and they
+ * say so to lockdep (dma_fence_begin_signalling()).
  */
 
 #include <linux/dma-fence.h>
@@ -76,18 +82,30 @@ static int trn_status_errno(u32 status)
 	}
 }
 
-/* Copy what the device wrote back for @job out of its descriptor. */
-static void trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
+static struct trn_hw_desc *trn_ring_desc(struct trn_ring *ring,
+					 struct trn_job *job)
 {
-	struct trn_hw_desc *desc = &ring->desc[job->ring_seqno &
-					       (ring->entries - 1)];
+	return &ring->desc[job->ring_seqno & (ring->entries - 1)];
+}
+
+/*
+ * Copy what the device wrote back for @job out of its descriptor, and
+ * return the errno its fences get.
+ */
+static int trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
+{
+	struct trn_hw_desc *desc = trn_ring_desc(ring, job);
 	u32 status = le32_to_cpu(READ_ONCE(desc->status));
 
-	if (status == TRN_DESC_STATUS_PENDING) {
+	if (job->timed_out) {
 		/* Abandoned by a ring reset without ever finishing. */
-		job->hw.status = job->timed_out ? DRM_TRN_STATUS_TIMEOUT :
-						  DRM_TRN_STATUS_ABORTED;
-		return;
+		job->hw.status = DRM_TRN_STATUS_TIMEOUT;
+		return -ETIMEDOUT;
+	}
+	if (status == TRN_DESC_STATUS_PENDING) {
+		/* Abandoned by a ring reset, not for its own timeout. */
+		job->hw.status = DRM_TRN_STATUS_ABORTED;
+		return job->cancel_error ?: -ECANCELED;
 	}
 	job->hw.status = status;
 	job->hw.error_offset = le64_to_cpu(desc->error_offset);
@@ -95,6 +113,17 @@ static void trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
 	job->hw.fault_va = le64_to_cpu(desc->fault_va);
 	job->hw.start_ns = le64_to_cpu(desc->start_ns);
 	job->hw.end_ns = le64_to_cpu(desc->end_ns);
+	/* Stopped by its cancel flag (it may have finished first). */
+	if (status == DRM_TRN_STATUS_ABORTED && job->cancel_error)
+		return job->cancel_error;
+	return trn_status_errno(status);
+}
+
+/* The job left the ring: it no longer counts as on the hardware. */
+static void trn_ring_job_off(struct trn_job *job)
+{
+	list_del_init(&job->link);
+	atomic_dec(&job->queue->ctx->on_hw);
 }
 
 /*
@@ -111,7 +140,10 @@ static void trn_ring_retire(struct trn_ring *ring, bool force)
 	struct trn_job *job, *tmp;
 	unsigned long flags;
 	u64 completed;
+	bool cookie;
+	int error;
 
+	cookie = dma_fence_begin_signalling();
 	spin_lock_irqsave(&ring->lock, flags);
 	if (ring->resetting && !force)
 		goto out;
@@ -121,12 +153,13 @@ static void trn_ring_retire(struct trn_ring *ring, bool force)
 	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
 		if (job->ring_seqno > completed)
 			break;
-		trn_ring_read_back(ring, job);
-		list_del_init(&job->link);
-		trn_job_retire(job, trn_status_errno(job->hw.status));
+		error = trn_ring_read_back(ring, job);
+		trn_ring_job_off(job);
+		trn_job_retire(job, error);
 	}
 out:
 	spin_unlock_irqrestore(&ring->lock, flags);
+	dma_fence_end_signalling(cookie);
 }
 
 /**
@@ -150,16 +183,18 @@ static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
 	struct trn_job *job = to_trn_job(sched_job);
 	struct trn_ring *ring = job->ring;
 	struct trn_device *tdev = ring->tdev;
+	struct trn_ctx *ctx = job->queue->ctx;
 	struct trn_hw_desc *desc;
-	unsigned long flags;
 	struct dma_fence *fence;
+	unsigned long flags;
+	bool cookie;
+	u32 i;
 	int idx;
 
+	cookie = dma_fence_begin_signalling();
 	if (!drm_dev_enter(&tdev->drm, &idx)) {
-		job->hw.status = DRM_TRN_STATUS_ABORTED;
-		job->retired = true;
-		atomic64_inc(&tdev->stats.failed);
-		trn_queue_job_done(job->queue, job, -ENODEV);
+		trn_job_fail_unrun(job, -ENODEV);
+		dma_fence_end_signalling(cookie);
 		return ERR_PTR(-ENODEV);
 	}
 
@@ -168,18 +203,40 @@ static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
 	job->hw_fence = NULL;
 
 	spin_lock_irqsave(&ring->lock, flags);
+	atomic_inc(&ctx->on_hw);
+	/* Counted before the ban or close is looked at: trn_rings_cancel(). */
+	smp_mb__after_atomic();
+	/*
+	 * Decided under the ring's lock, which trn_rings_cancel() takes
+	 * after a ban or close: either that sees the job, or this sees why.
+	 */
+	job->cancel_error = trn_job_cancel_error(job);
+
 	job->ring_seqno = ++ring->last_seqno;
 	dma_fence_init(fence, &trn_hw_fence_ops, &ring->fence_lock,
 		       ring->fence_context, job->ring_seqno);
 	job->hw.fence = fence;
 
-	desc = &ring->desc[job->ring_seqno & (ring->entries - 1)];
+	/*
+	 * A cancelled job still takes its place on the ring, flagged, so
+	 * that it completes in order with the queue's other jobs. One that
+	 * runs gets its buffers handed to the device first.
+	 */
+	if (!job->cancel_error && job->dma_sync) {
+		for (i = 0; i < job->bo_count; i++)
+			trn_bo_dma_begin(to_trn_bo(job->bos[i]));
+		job->dma_begun = true;
+	}
+
+	desc = trn_ring_desc(ring, job);
 	memset(desc, 0, sizeof(*desc));
 	desc->seqno = cpu_to_le64(job->ring_seqno);
 	desc->cmd_va = cpu_to_le64(job->cmd_va);
 	desc->cmd_size = cpu_to_le32(job->cmd_size);
-	desc->ctx = cpu_to_le32(job->ctx);
+	desc->ctx = cpu_to_le32(ctx->id);
 	desc->status = cpu_to_le32(TRN_DESC_STATUS_PENDING);
+	if (job->cancel_error)
+		desc->flags = cpu_to_le32(TRN_HW_DESC_CANCEL);
 	list_add_tail(&job->link, &ring->pending);
 	/* The descriptor is complete before the device hears of it. */
 	dma_wmb();
@@ -188,16 +245,75 @@ static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
 	spin_unlock_irqrestore(&ring->lock, flags);
 
 	drm_dev_exit(idx);
+	dma_fence_end_signalling(cookie);
 	/* One reference for the scheduler; the job keeps its own. */
 	return dma_fence_get(fence);
 }
 
+/**
+ * trn_rings_cancel() - flag the cancelled jobs of a context on the rings
+ * @tdev: the device
+ * @ctx: the context, just banned or closed
+ *
+ * Every job of @ctx on the hardware that must stop (trn_job_cancel_error())
+ * gets %TRN_HW_DESC_CANCEL, and the rings concerned are rung so that the
+ * device notices. Jobs the scheduler has not run yet are flagged by
+ * run_job. Takes each ring's lock in turn, so not with one held.
+ */
+void trn_rings_cancel(struct trn_device *tdev, struct trn_ctx *ctx)
+{
+	struct trn_job *job;
+	unsigned long flags;
+	bool present, rung;
+	int idx, error;
+	u32 i;
+
+	/* The ban or close before the count (see run_job). */
+	smp_mb();
+	if (!atomic_read(&ctx->on_hw))
+		return;
+
+	present = drm_dev_enter(&tdev->drm, &idx);
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+
+		rung = false;
+		spin_lock_irqsave(&ring->lock, flags);
+		list_for_each_entry(job, &ring->pending, link) {
+			struct trn_hw_desc *desc = trn_ring_desc(ring, job);
+
+			if (job->queue->ctx != ctx || job->cancel_error ||
+			    job->timed_out)
+				continue;
+			error = trn_job_cancel_error(job);
+			if (!error)
+				continue;
+			job->cancel_error = error;
+			WRITE_ONCE(desc->flags,
+				   desc->flags | cpu_to_le32(TRN_HW_DESC_CANCEL));
+			rung = true;
+		}
+		if (rung && present && !ring->resetting) {
+			dma_wmb();
+			tdev->ops->ring_doorbell(tdev, ring->index,
+						 ring->last_seqno);
+		}
+		spin_unlock_irqrestore(&ring->lock, flags);
+	}
+	if (present)
+		drm_dev_exit(idx);
+}
+
 /*
  * The oldest job of the ring ran too long. Abandon it with a ring reset,
- * retire what did finish, and let the device run the rest of the ring
- * (other contexts' jobs included) from where it was. If the job finished
- * after all while this ran, the device leaves the ring alone (the next job
- * may have started and must not run twice) and the job is not guilty.
+ * ban its context (whose other jobs the device then skips: they would
+ * most likely hang too, each costing everyone behind them another
+ * timeout), retire what did finish, and let the device run the rest of
+ * the ring (other contexts' jobs included) from where it was. If the job
+ * finished after all while this ran, the device leaves the ring alone
+ * (the next job may have started and must not run twice) and nobody is
+ * guilty. A job that was cancelled already (its context banned or closed)
+ * but hangs the device is abandoned without blame.
  */
 static enum drm_gpu_sched_stat
 trn_ring_timedout_job(struct drm_sched_job *sched_job)
@@ -206,17 +322,18 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	struct trn_ring *ring = bad->ring;
 	struct trn_device *tdev = ring->tdev;
 	struct trn_job *job, *head;
-	bool present, reset = false, abandoned = false;
+	bool present, reset = false, abandoned = false, cookie;
 	unsigned long flags;
 	int idx;
 
+	cookie = dma_fence_begin_signalling();
 	present = drm_dev_enter(&tdev->drm, &idx);
 
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->resetting = true;
 	head = list_first_entry_or_null(&ring->pending, struct trn_job, link);
 	if (present && head == bad) {
-		head->timed_out = true;
+		head->timed_out = !head->cancel_error;
 		reset = true;
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
@@ -224,10 +341,11 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	if (reset)
 		abandoned = tdev->ops->ring_reset(tdev, ring->index,
 						  bad->ring_seqno);
-	if (abandoned) {
+	if (abandoned && bad->timed_out) {
 		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, ring reset\n",
-			 ring->index, bad->seqno, bad->ctx);
-	} else if (reset) {
+			 ring->index, bad->seqno, bad->queue->ctx->id);
+		trn_ctx_job_hung(bad->queue->ctx);
+	} else if (reset && !abandoned) {
 		spin_lock_irqsave(&ring->lock, flags);
 		bad->timed_out = false;
 		spin_unlock_irqrestore(&ring->lock, flags);
@@ -251,6 +369,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 
 	spin_lock_irqsave(&ring->lock, flags);
 	ring->resetting = false;
+	/* Also makes the device look at jobs flagged by the ban. */
 	if (present && ring->last_seqno)
 		tdev->ops->ring_doorbell(tdev, ring->index, ring->last_seqno);
 	spin_unlock_irqrestore(&ring->lock, flags);
@@ -261,6 +380,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 	if (abandoned)
 		atomic64_inc(&tdev->stats.resets);
+	dma_fence_end_signalling(cookie);
 	return present ? DRM_GPU_SCHED_STAT_RESET : DRM_GPU_SCHED_STAT_ENODEV;
 }
 
@@ -368,10 +488,13 @@ err_desc:
  */
 int trn_rings_init(struct trn_device *tdev)
 {
-	long timeout = msecs_to_jiffies(max(READ_ONCE(job_timeout_ms), 1U));
 	u32 n = tdev->desc.num_cores * tdev->desc.queues_per_core;
+	long timeout;
 	u32 i;
 	int ret;
+
+	tdev->job_timeout_ms = max(READ_ONCE(job_timeout_ms), 1U);
+	timeout = msecs_to_jiffies(tdev->job_timeout_ms);
 
 	tdev->rings = drmm_kcalloc(&tdev->drm, n, sizeof(*tdev->rings),
 				   GFP_KERNEL);
@@ -447,7 +570,7 @@ void trn_rings_stop(struct trn_device *tdev)
 		trn_ring_retire(ring, true);
 		spin_lock_irqsave(&ring->lock, flags);
 		list_for_each_entry_safe(job, tmp, &ring->pending, link) {
-			list_del_init(&job->link);
+			trn_ring_job_off(job);
 			job->hw.status = DRM_TRN_STATUS_ABORTED;
 			trn_job_retire(job, -ENODEV);
 		}

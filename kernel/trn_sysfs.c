@@ -3,8 +3,10 @@
  * Copyright (c) 2026 The trn authors
  *
  * Per-device figures in sysfs, on the accel node's device:
- * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, and
- * the job counters jobs_submitted, jobs_completed, jobs_failed and resets.
+ * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, the
+ * job counters jobs_submitted, jobs_completed, jobs_failed, resets and
+ * bans, and the policy figures job_timeout_ms and queue_depth. They are
+ * the node's attribute groups, so they exist when its uevent is sent.
  */
 
 #include <linux/device.h>
@@ -56,6 +58,21 @@ TRN_STAT_ATTR(jobs_submitted, submitted);
 TRN_STAT_ATTR(jobs_completed, completed);
 TRN_STAT_ATTR(jobs_failed, failed);
 TRN_STAT_ATTR(resets, resets);
+TRN_STAT_ATTR(bans, bans);
+
+static ssize_t job_timeout_ms_show(struct device *kdev,
+				   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", kdev_to_trn(kdev)->job_timeout_ms);
+}
+static DEVICE_ATTR_RO(job_timeout_ms);
+
+static ssize_t queue_depth_show(struct device *kdev,
+				struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", trn_queue_depth());
+}
+static DEVICE_ATTR_RO(queue_depth);
 
 static struct attribute *trn_attrs[] = {
 	&dev_attr_hbm_total.attr,
@@ -65,6 +82,9 @@ static struct attribute *trn_attrs[] = {
 	&dev_attr_jobs_completed.attr,
 	&dev_attr_jobs_failed.attr,
 	&dev_attr_resets.attr,
+	&dev_attr_bans.attr,
+	&dev_attr_job_timeout_ms.attr,
+	&dev_attr_queue_depth.attr,
 	NULL
 };
 
@@ -72,23 +92,8 @@ static const struct attribute_group trn_attr_group = {
 	.attrs = trn_attrs,
 };
 
-/**
- * trn_sysfs_init() - publish a registered device's figures
- * @tdev: the device
- *
- * Return: 0 or a negative errno.
- */
-int trn_sysfs_init(struct trn_device *tdev)
-{
-	return sysfs_create_group(&tdev->drm.accel->kdev->kobj,
-				  &trn_attr_group);
-}
-
-/**
- * trn_sysfs_fini() - withdraw them before the device is unplugged
- * @tdev: the device
- */
-void trn_sysfs_fini(struct trn_device *tdev)
-{
-	sysfs_remove_group(&tdev->drm.accel->kdev->kobj, &trn_attr_group);
-}
+/* The attribute groups of a trn device's accel node. */
+const struct attribute_group *trn_attr_groups[] = {
+	&trn_attr_group,
+	NULL
+};

@@ -2,16 +2,23 @@
 /*
  * Copyright (c) 2026 The trn authors
  *
- * Per-context device address spaces: every open file has its own range of
- * device virtual addresses and its own MMU context in the device, and every
- * buffer it holds a handle to is mapped there, followed by an unmapped guard
- * page so that running off the end of a buffer faults.
+ * Per-context device address spaces: every context (open file) has its own
+ * range of device virtual addresses and its own MMU context in the device,
+ * and every buffer it holds a handle to is mapped there, followed by an
+ * unmapped guard page so that running off the end of a buffer faults.
+ *
+ * A mapping is reference counted: the handle holds one reference and every
+ * job that lists the buffer another, so a buffer stays mapped for the jobs
+ * that use it after its handle is closed, and closing a handle never waits
+ * for the device.
  */
 
 #include <linux/mm.h>
+#include <linux/slab.h>
 #include <linux/xarray.h>
 
 #include <drm/drm_drv.h>
+#include <drm/drm_gem.h>
 #include <drm/drm_mm.h>
 #include <drm/drm_print.h>
 
@@ -23,19 +30,19 @@
 
 /**
  * trn_vm_init() - give a new context its address space
- * @tfile: the context; @tfile->tdev must be set
+ * @ctx: the context; @ctx->tdev must be set
  *
  * Return: 0 or a negative errno.
  */
-int trn_vm_init(struct trn_file *tfile)
+int trn_vm_init(struct trn_ctx *ctx)
 {
-	struct trn_device *tdev = tfile->tdev;
+	struct trn_device *tdev = ctx->tdev;
 	int idx, ret;
 
-	mutex_init(&tfile->va_lock);
-	drm_mm_init(&tfile->va_mm, tdev->desc.va_start, tdev->desc.va_size);
+	mutex_init(&ctx->va_lock);
+	drm_mm_init(&ctx->va_mm, tdev->desc.va_start, tdev->desc.va_size);
 
-	ret = xa_alloc_irq(&tdev->contexts, &tfile->ctx, tfile,
+	ret = xa_alloc_irq(&tdev->contexts, &ctx->id, ctx,
 			   XA_LIMIT(1, U16_MAX), GFP_KERNEL);
 	if (ret)
 		goto err_mm;
@@ -44,55 +51,54 @@ int trn_vm_init(struct trn_file *tfile)
 		ret = -ENODEV;
 		goto err_erase;
 	}
-	ret = tdev->ops->ctx_init(tdev, tfile->ctx);
+	ret = tdev->ops->ctx_init(tdev, ctx->id);
 	drm_dev_exit(idx);
 	if (ret)
 		goto err_erase;
 	return 0;
 
 err_erase:
-	xa_erase_irq(&tdev->contexts, tfile->ctx);
+	xa_erase_irq(&tdev->contexts, ctx->id);
 err_mm:
-	drm_mm_takedown(&tfile->va_mm);
-	mutex_destroy(&tfile->va_lock);
+	drm_mm_takedown(&ctx->va_mm);
+	mutex_destroy(&ctx->va_lock);
 	return ret;
 }
 
 /**
  * trn_vm_fini() - tear down a context's address space
- * @tfile: the context, whose buffers are all unmapped already
+ * @ctx: the context, whose buffers are all unmapped already
  */
-void trn_vm_fini(struct trn_file *tfile)
+void trn_vm_fini(struct trn_ctx *ctx)
 {
-	struct trn_device *tdev = tfile->tdev;
+	struct trn_device *tdev = ctx->tdev;
 	int idx;
 
 	if (drm_dev_enter(&tdev->drm, &idx)) {
-		tdev->ops->ctx_fini(tdev, tfile->ctx);
+		tdev->ops->ctx_fini(tdev, ctx->id);
 		drm_dev_exit(idx);
 	}
 	/*
 	 * Only now may the number be reused, and fault reports no longer find
 	 * the context.
 	 */
-	xa_erase_irq(&tdev->contexts, tfile->ctx);
-	drm_mm_takedown(&tfile->va_mm);
-	mutex_destroy(&tfile->va_lock);
+	xa_erase_irq(&tdev->contexts, ctx->id);
+	drm_mm_takedown(&ctx->va_mm);
+	mutex_destroy(&ctx->va_lock);
 }
 
 /**
  * trn_vm_map() - map a buffer object into a context
- * @tfile: the context
+ * @ctx: the context
  * @bo: the buffer
- * @mapping: receives the virtual range; must be zeroed
  *
- * Return: 0, -ENOMEM when the address space is full, -ENODEV when the
- * device is gone, or the backend's error.
+ * Return: the mapping with one reference (it holds references to @ctx and
+ * @bo), or an ERR_PTR(): -ENOMEM when the address space is full, -ENODEV
+ * when the device is gone, or the backend's error.
  */
-int trn_vm_map(struct trn_file *tfile, struct trn_bo *bo,
-	       struct trn_mapping *mapping)
+struct trn_mapping *trn_vm_map(struct trn_ctx *ctx, struct trn_bo *bo)
 {
-	struct trn_device *tdev = tfile->tdev;
+	struct trn_device *tdev = ctx->tdev;
 	const struct trn_device_desc *desc = &tdev->desc;
 	struct trn_mmu_map map = {
 		.size = bo->base.size,
@@ -100,20 +106,27 @@ int trn_vm_map(struct trn_file *tfile, struct trn_bo *bo,
 		.sgt = bo->sgt,
 		.hbm_offset = bo->hbm.start,
 	};
+	struct trn_mapping *mapping;
 	int idx, ret;
 
 	if (!(bo->flags & DRM_TRN_BO_DEVICE_READ_ONLY))
 		map.prot |= TRN_MMU_WRITE;
 
-	mutex_lock(&tfile->va_lock);
-	ret = drm_mm_insert_node_in_range(&tfile->va_mm, &mapping->node,
+	mapping = kzalloc(sizeof(*mapping), GFP_KERNEL_ACCOUNT);
+	if (!mapping)
+		return ERR_PTR(-ENOMEM);
+	kref_init(&mapping->refcount);
+	INIT_LIST_HEAD(&mapping->link);
+
+	mutex_lock(&ctx->va_lock);
+	ret = drm_mm_insert_node_in_range(&ctx->va_mm, &mapping->node,
 					  bo->base.size + TRN_VM_GUARD,
 					  bo->align, 0, desc->va_start,
 					  desc->va_start + desc->va_size,
 					  DRM_MM_INSERT_BEST);
 	if (ret) {
 		ret = ret == -ENOSPC ? -ENOMEM : ret;
-		goto out_unlock;
+		goto err_unlock;
 	}
 	map.va = mapping->node.start;
 
@@ -121,40 +134,57 @@ int trn_vm_map(struct trn_file *tfile, struct trn_bo *bo,
 		ret = -ENODEV;
 		goto err_remove;
 	}
-	ret = tdev->ops->mmu_map(tdev, tfile->ctx, &map);
+	ret = tdev->ops->mmu_map(tdev, ctx->id, &map);
 	drm_dev_exit(idx);
 	if (ret)
 		goto err_remove;
+	mutex_unlock(&ctx->va_lock);
 
-	mapping->tfile = tfile;
-	mutex_unlock(&tfile->va_lock);
-	return 0;
+	mapping->ctx = trn_ctx_get(ctx);
+	drm_gem_object_get(&bo->base);
+	mapping->bo = bo;
+	return mapping;
 
 err_remove:
 	drm_mm_remove_node(&mapping->node);
-out_unlock:
-	mutex_unlock(&tfile->va_lock);
-	return ret;
+err_unlock:
+	mutex_unlock(&ctx->va_lock);
+	kfree(mapping);
+	return ERR_PTR(ret);
 }
 
-/**
- * trn_vm_unmap() - remove a buffer object's mapping from its context
- * @tfile: the context
- * @mapping: a mapping made by trn_vm_map()
- */
-void trn_vm_unmap(struct trn_file *tfile, struct trn_mapping *mapping)
+static void trn_mapping_release(struct kref *kref)
 {
-	struct trn_device *tdev = tfile->tdev;
+	struct trn_mapping *mapping = container_of(kref, struct trn_mapping,
+						   refcount);
+	struct trn_ctx *ctx = mapping->ctx;
+	struct trn_device *tdev = ctx->tdev;
 	int idx;
 
-	mutex_lock(&tfile->va_lock);
+	mutex_lock(&ctx->va_lock);
 	if (drm_dev_enter(&tdev->drm, &idx)) {
-		tdev->ops->mmu_unmap(tdev, tfile->ctx, mapping->node.start,
+		tdev->ops->mmu_unmap(tdev, ctx->id, mapping->node.start,
 				     mapping->node.size - TRN_VM_GUARD);
 		drm_dev_exit(idx);
 	}
 	drm_mm_remove_node(&mapping->node);
-	mutex_unlock(&tfile->va_lock);
+	mutex_unlock(&ctx->va_lock);
+
+	drm_gem_object_put(&mapping->bo->base);
+	trn_ctx_put(ctx);
+	kfree(mapping);
+}
+
+/**
+ * trn_mapping_put() - drop a reference to a mapping
+ * @mapping: the mapping
+ *
+ * The last reference unmaps the buffer from the device, which may sleep,
+ * and drops the mapping's references to the buffer and the context.
+ */
+void trn_mapping_put(struct trn_mapping *mapping)
+{
+	kref_put(&mapping->refcount, trn_mapping_release);
 }
 
 /**
@@ -170,14 +200,14 @@ void trn_vm_unmap(struct trn_file *tfile, struct trn_mapping *mapping)
 void trn_device_mmu_fault(struct trn_device *tdev, u32 ctx, u64 va,
 			  bool write)
 {
-	struct trn_file *tfile;
+	struct trn_ctx *c;
 	unsigned long flags;
 
 	xa_lock_irqsave(&tdev->contexts, flags);
-	tfile = xa_load(&tdev->contexts, ctx);
-	if (tfile) {
-		atomic64_inc(&tfile->mmu_faults);
-		atomic64_set(&tfile->last_fault_va, va);
+	c = xa_load(&tdev->contexts, ctx);
+	if (c) {
+		atomic64_inc(&c->mmu_faults);
+		atomic64_set(&c->last_fault_va, va);
 	}
 	xa_unlock_irqrestore(&tdev->contexts, flags);
 

@@ -10,9 +10,11 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <xf86drm.h>
@@ -28,6 +30,11 @@ _Static_assert(TRN_GEN_TRN3 == DRM_TRN_GEN_TRN3, "generation");
 _Static_assert(TRN_CAP_SIMULATED == DRM_TRN_CAP_SIMULATED, "capability");
 _Static_assert(TRN_CAP_HBM_CPU_VISIBLE == DRM_TRN_CAP_HBM_CPU_VISIBLE,
 	       "capability");
+/* New fields come out of the reserved tail: size and layout never change. */
+_Static_assert(sizeof(struct trn_device_info) == 264, "trn_device_info size");
+_Static_assert(offsetof(struct trn_device_info, queue_depth) == 136 &&
+	       offsetof(struct trn_device_info, reserved) == 152,
+	       "trn_device_info layout");
 
 /*
  * The registry: one handle per open minor. Protects devices, and refs and
@@ -328,6 +335,8 @@ TRN_PUBLIC int trn_device_open(unsigned int minor, trn_device_t **out)
 	ret = query_device_info(dev->fd, &di);
 	if (!ret && di.uapi_major != DRM_TRN_UAPI_MAJOR)
 		ret = -EPROTO;
+	/* What a driver of uAPI 1.x does differs by minor (internal.h). */
+	dev->uapi_minor = di.uapi_minor;
 	if (ret) {
 		close(dev->fd);
 		pthread_mutex_destroy(&dev->bo_lock);
@@ -428,6 +437,10 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 	info->va_start = di.va_start;
 	info->va_size = di.va_size;
 	info->capabilities = di.capabilities;
+	/* Zero from drivers before uAPI 1.3: they write a shorter answer. */
+	info->queue_depth = di.queue_depth;
+	info->job_timeout_ms = di.job_timeout_ms;
+	info->ban_faults = di.ban_faults;
 	return 0;
 }
 
@@ -435,6 +448,14 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 const char *trnhal_test_sysfs_root = "/sys/class/accel";
 const char *trnhal_test_dev_root = "/dev/accel";
 int (*trnhal_test_ioctl)(int fd, unsigned long request, void *arg) = drmIoctl;
+
+static int raw_ioctl(int fd, unsigned long request, void *arg)
+{
+	return ioctl(fd, request, arg);
+}
+
+int (*trnhal_test_raw_ioctl)(int fd, unsigned long request, void *arg) =
+	raw_ioctl;
 
 size_t trnhal_test_registry_size(void)
 {

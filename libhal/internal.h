@@ -4,7 +4,7 @@
  *
  * Internal declarations of libtrnhal. The host unit tests build the library
  * with TRNHAL_TESTING, which points the sysfs and /dev roots at a fake tree
- * and routes every ioctl through a replaceable function.
+ * and routes every ioctl through replaceable functions.
  */
 #ifndef TRNHAL_INTERNAL_H
 #define TRNHAL_INTERNAL_H
@@ -19,11 +19,19 @@
 
 #define TRN_PUBLIC __attribute__((visibility("default")))
 
+/*
+ * trn_ioctl() is drmIoctl(), which restarts on EINTR and EAGAIN;
+ * trn_ioctl_raw() is one ioctl(), for the submission, whose EAGAIN means
+ * "queue full" (queue.c restarts it itself).
+ */
+
 #ifdef TRNHAL_TESTING
 #include <sys/types.h>
 extern const char *trnhal_test_sysfs_root;
 extern const char *trnhal_test_dev_root;
+/* drmIoctl(), and the single ioctl() that trn_ioctl_raw() stands for. */
 extern int (*trnhal_test_ioctl)(int fd, unsigned long request, void *arg);
+extern int (*trnhal_test_raw_ioctl)(int fd, unsigned long request, void *arg);
 extern void *(*trnhal_test_mmap)(void *addr, size_t len, int prot, int flags,
 				 int fd, off_t offset);
 extern int (*trnhal_test_munmap)(void *addr, size_t len);
@@ -41,12 +49,14 @@ unsigned int trnhal_test_bo_map_refs(trn_bo_t *bo);
 #define TRN_SYSFS_ACCEL		trnhal_test_sysfs_root
 #define TRN_DEV_ACCEL		trnhal_test_dev_root
 #define trn_ioctl(fd, req, arg)	trnhal_test_ioctl(fd, req, arg)
+#define trn_ioctl_raw(fd, req, arg) trnhal_test_raw_ioctl(fd, req, arg)
 #define trn_mmap(a, l, p, f, fd, o) trnhal_test_mmap(a, l, p, f, fd, o)
 #define trn_munmap(a, l)	trnhal_test_munmap(a, l)
 #else
 #define TRN_SYSFS_ACCEL		"/sys/class/accel"
 #define TRN_DEV_ACCEL		"/dev/accel"
 #define trn_ioctl(fd, req, arg)	drmIoctl(fd, req, arg)
+#define trn_ioctl_raw(fd, req, arg) ioctl(fd, req, arg)
 #define trn_mmap(a, l, p, f, fd, o) mmap(a, l, p, f, fd, o)
 #define trn_munmap(a, l)	munmap(a, l)
 #endif
@@ -66,6 +76,7 @@ struct trn_device {
 	int driver_major;
 	int driver_minor;
 	int driver_patchlevel;
+	uint32_t uapi_minor;		/* DRM_TRN_UAPI_MINOR of the driver */
 
 	/*
 	 * The buffers of this file, by GEM handle: the kernel gives the same
@@ -127,6 +138,13 @@ struct trn_queue {
 	bool have_binary_syncobj;	/* (0 is a valid handle on 7.x) */
 	struct trn_queue_import *imports;
 };
+
+/*
+ * uAPI 1.3: bounded queues (DRM_TRN_SUBMIT_NONBLOCK), and QUEUE_DESTROY
+ * closes the status buffer handle itself. Older drivers' queues are
+ * unbounded and leave the handle to userspace.
+ */
+#define TRN_UAPI_MINOR_BOUNDED	3
 
 /* memory.c: close a GEM handle of @dev's file (errors are not reported). */
 void trn_gem_close(trn_device_t *dev, uint32_t handle);

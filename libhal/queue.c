@@ -5,10 +5,13 @@
  * Queues and job submission. A queue is the kernel's queue id, its timeline
  * syncobj (point N signals when job N is done) and its status page mapped
  * read-only, so that fences are checked without a system call (fence.c).
+ * The kernel bounds a queue to queue_depth unfinished jobs: a submission
+ * beyond waits for room, or fails with -EAGAIN when it must not wait.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -33,6 +36,8 @@ _Static_assert(TRN_STATUS_TIMEOUT == DRM_TRN_STATUS_TIMEOUT, "status");
 _Static_assert(TRN_STATUS_ABORTED == DRM_TRN_STATUS_ABORTED, "status");
 _Static_assert(TRN_QUEUE_GUILTY == DRM_TRN_QUEUE_GUILTY, "queue state");
 _Static_assert(TRN_QUEUE_FAULTED == DRM_TRN_QUEUE_FAULTED, "queue state");
+_Static_assert(TRN_QUEUE_BANNED == DRM_TRN_QUEUE_BANNED, "queue state");
+_Static_assert(TRN_SUBMIT_MAX_JOBS == DRM_TRN_SUBMIT_MAX_JOBS, "batch size");
 /* The first version of the job structure; job_size tells the kernel. */
 _Static_assert(sizeof(struct drm_trn_job) == 64, "drm_trn_job");
 
@@ -53,6 +58,7 @@ static void syncobj_destroy(trn_device_t *dev, uint32_t handle)
 	trn_ioctl(dev->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &d);
 }
 
+/* Destroy the kernel's queue, which cancels its unfinished jobs. */
 static void queue_ioctl_destroy(trn_device_t *dev, uint32_t id)
 {
 	struct drm_trn_queue_destroy d;
@@ -60,6 +66,18 @@ static void queue_ioctl_destroy(trn_device_t *dev, uint32_t id)
 	memset(&d, 0, sizeof(d));
 	d.queue_id = id;
 	trn_ioctl(dev->fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
+}
+
+/*
+ * After QUEUE_DESTROY: from uAPI 1.3 the kernel closed the status buffer
+ * handle itself, and closing it again could close a buffer that another
+ * thread has been given the same handle number for since. Older drivers
+ * leave it open.
+ */
+static void status_handle_close(trn_device_t *dev, uint32_t handle)
+{
+	if (dev->uapi_minor < TRN_UAPI_MINOR_BOUNDED)
+		trn_gem_close(dev, handle);
 }
 
 /* Map the status page of a new queue read-only. */
@@ -119,7 +137,7 @@ TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
 	ret = map_status_page(q);
 	if (ret) {
 		queue_ioctl_destroy(dev, q->id);
-		trn_gem_close(dev, q->status_handle);
+		status_handle_close(dev, q->status_handle);
 		syncobj_destroy(dev, q->syncobj);
 		free(q);
 		return ret;
@@ -154,9 +172,10 @@ TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
 		trn_device_close(dev);
 		return;
 	}
+	/* Waits for nothing; the mapping outlives the handle. */
 	queue_ioctl_destroy(dev, q->id);
 	trn_munmap((void *)q->page, q->page_size);
-	trn_gem_close(dev, q->status_handle);
+	status_handle_close(dev, q->status_handle);
 	syncobj_destroy(dev, q->syncobj);
 	if (q->have_binary_syncobj)
 		syncobj_destroy(dev, q->binary_syncobj);
@@ -385,8 +404,30 @@ static void seqno_max(uint64_t *p, uint64_t v)
 		;
 }
 
-TRN_PUBLIC int trn_submit_batch(trn_queue_t *q, const struct trn_job *jobs,
-				size_t count, struct trn_fence *fences)
+/*
+ * One DRM_IOCTL_TRN_SUBMIT. Not through drmIoctl(), which would retry
+ * -EAGAIN, the answer of a full queue to a non-blocking submission,
+ * forever. A failed submission queued nothing, so restarting is safe: on
+ * -EINTR always (the kernel waits for room, and takes locks,
+ * interruptibly), and on -EAGAIN when blocking, as drmIoctl() would.
+ */
+static int submit_ioctl(trn_device_t *dev, struct drm_trn_submit *s)
+{
+	int err;
+
+	for (;;) {
+		if (trn_ioctl_raw(dev->fd, DRM_IOCTL_TRN_SUBMIT, s) == 0)
+			return 0;
+		err = errno ? errno : EIO;
+		if (err == EINTR ||
+		    (err == EAGAIN && !(s->flags & DRM_TRN_SUBMIT_NONBLOCK)))
+			continue;
+		return -err;
+	}
+}
+
+static int submit_batch(trn_queue_t *q, const struct trn_job *jobs,
+			size_t count, struct trn_fence *fences, bool nonblock)
 {
 	struct drm_trn_job stack_jobs[STACK_JOBS], *kjobs = stack_jobs;
 	struct drm_trn_sync stack_syncs[STACK_SYNCS], *syncs = stack_syncs;
@@ -448,7 +489,10 @@ TRN_PUBLIC int trn_submit_batch(trn_queue_t *q, const struct trn_job *jobs,
 	s.jobs = (uintptr_t)kjobs;
 	s.job_count = (uint32_t)count;
 	s.job_size = sizeof(struct drm_trn_job);
-	ret = trn_ioctl_errno(q->dev->fd, DRM_IOCTL_TRN_SUBMIT, &s);
+	/* Older drivers' queues are unbounded: never full, and no flag. */
+	if (nonblock && q->dev->uapi_minor >= TRN_UAPI_MINOR_BOUNDED)
+		s.flags = DRM_TRN_SUBMIT_NONBLOCK;
+	ret = submit_ioctl(q->dev, &s);
 	if (ret)
 		goto out;
 
@@ -464,10 +508,29 @@ out:
 	return ret;
 }
 
+TRN_PUBLIC int trn_submit_batch(trn_queue_t *q, const struct trn_job *jobs,
+				size_t count, struct trn_fence *fences)
+{
+	return submit_batch(q, jobs, count, fences, false);
+}
+
 TRN_PUBLIC int trn_submit(trn_queue_t *q, const struct trn_job *job,
 			  struct trn_fence *fence)
 {
-	return trn_submit_batch(q, job, 1, fence);
+	return submit_batch(q, job, 1, fence, false);
+}
+
+TRN_PUBLIC int trn_try_submit_batch(trn_queue_t *q,
+				    const struct trn_job *jobs, size_t count,
+				    struct trn_fence *fences)
+{
+	return submit_batch(q, jobs, count, fences, true);
+}
+
+TRN_PUBLIC int trn_try_submit(trn_queue_t *q, const struct trn_job *job,
+			      struct trn_fence *fence)
+{
+	return submit_batch(q, job, 1, fence, true);
 }
 
 #ifdef TRNHAL_TESTING

@@ -71,6 +71,11 @@ static void print_json_device(const struct trn_device_info *info, bool first)
 	printf("      \"queues_per_core\": %" PRIu32 ",\n",
 	       info->queues_per_core);
 	printf("      \"hbm_bytes\": %" PRIu64 ",\n", info->hbm_size);
+	/* 0 from drivers before uAPI 1.3, which do not report them. */
+	printf("      \"queue_depth\": %" PRIu32 ",\n", info->queue_depth);
+	printf("      \"job_timeout_ms\": %" PRIu32 ",\n",
+	       info->job_timeout_ms);
+	printf("      \"ban_faults\": %" PRIu32 ",\n", info->ban_faults);
 	printf("      \"driver\": ");
 	json_put_string(stdout, info->driver_name);
 	printf(",\n      \"driver_version\": \"%d.%d.%d\",\n",
@@ -85,24 +90,30 @@ static void print_json_device(const struct trn_device_info *info, bool first)
 
 static void print_text_header(void)
 {
-	printf("%-5s %-20s %-5s %4s %5s %6s %10s %-12s %s\n",
-	       "MINOR", "NODE", "GEN", "ID", "CORES", "QUEUES", "HBM",
-	       "DRIVER", "UAPI");
+	printf("%-5s %-20s %-5s %4s %5s %6s %5s %8s %10s %-12s %s\n",
+	       "MINOR", "NODE", "GEN", "ID", "CORES", "QUEUES", "DEPTH",
+	       "TIMEOUT", "HBM", "DRIVER", "UAPI");
 }
 
 static void print_text_device(const struct trn_device_info *info)
 {
-	char hbm[32], drv[48];
+	char hbm[32], drv[48], depth[16] = "-", timeout[16] = "-";
 
 	format_size(info->hbm_size, hbm, sizeof(hbm));
+	/* Drivers before uAPI 1.3 do not report them (0). */
+	if (info->queue_depth)
+		snprintf(depth, sizeof(depth), "%" PRIu32, info->queue_depth);
+	if (info->job_timeout_ms)
+		snprintf(timeout, sizeof(timeout), "%" PRIu32 " ms",
+			 info->job_timeout_ms);
 	snprintf(drv, sizeof(drv), "%s %d.%d.%d", info->driver_name,
 		 info->driver_major, info->driver_minor,
 		 info->driver_patchlevel);
 	printf("%-5u %-20s %-5s %4" PRIu32 " %5" PRIu32 " %6" PRIu32
-	       " %10s %-12s %" PRIu32 ".%" PRIu32 "\n",
+	       " %5s %8s %10s %-12s %" PRIu32 ".%" PRIu32 "\n",
 	       info->minor, info->node, trn_generation_name(info->generation),
-	       info->device_id, info->num_cores, info->queues_per_core, hbm,
-	       drv, info->uapi_major, info->uapi_minor);
+	       info->device_id, info->num_cores, info->queues_per_core, depth,
+	       timeout, hbm, drv, info->uapi_major, info->uapi_minor);
 }
 
 int main(int argc, char **argv)

@@ -8,8 +8,11 @@
 # Every PROBE_DIR/NAME.c is a tiny translation unit that compiles only if the
 # target kernel has feature NAME. All probes are compiled in one Kbuild run
 # (with -k, failures are expected); OUTPUT receives "#define TRN_HAVE_NAME 1"
-# for each probe that compiled. Results are cached per kernel release and
-# probe set next to OUTPUT, so rebuilding for a known kernel costs nothing.
+# for each probe that compiled. A probe that compiles only with a type
+# warning (an argument of the wrong type, an undeclared function) has
+# failed: older compilers merely warn where the interface changed. Results
+# are cached per kernel release, probe set and this script next to OUTPUT,
+# so rebuilding for a known kernel costs nothing.
 set -eu
 
 kdir=$1
@@ -22,7 +25,7 @@ release=$(cat "$kdir/include/config/kernel.release" 2>/dev/null) || {
 }
 set -- "$probes"/*.c
 [ -f "$1" ] || set --
-sum=$(cat "$@" /dev/null | cksum | cut -d' ' -f1)
+sum=$(cat "$0" "$@" | cksum | cut -d' ' -f1)
 cache="$(dirname "$out")/cache/$release-$sum.h"
 
 if [ ! -f "$cache" ]; then
@@ -34,7 +37,12 @@ if [ ! -f "$cache" ]; then
 		cp "$p" "$work/$name.c"
 		objs="$objs $name.o"
 	done
-	echo "obj-m :=$objs" >"$work/Kbuild"
+	{
+		echo "obj-m :=$objs"
+		echo "ccflags-y := -Werror=int-conversion -Werror=incompatible-pointer-types \\"
+		echo "	-Werror=implicit-function-declaration -Werror=implicit-int \\"
+		echo "	-Werror=return-type -Werror=discarded-qualifiers"
+	} >"$work/Kbuild"
 	echo "  PROBE   $release:$objs" | sed 's/\.o//g'
 	[ -z "$objs" ] || make -k -s -C "$kdir" M="$work" KBUILD_MODPOST_WARN=1 \
 		W= C= modules >"$work/log" 2>&1 || true

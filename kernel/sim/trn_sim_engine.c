@@ -31,10 +31,21 @@
  * reset queues it again. A semaphore of a (context, core) pair can only be
  * changed by a job on that core, i.e. by this engine, which then goes
  * round again.
+ *
+ * The core may flag a job it has handed over as cancelled
+ * (%TRN_HW_DESC_CANCEL in its descriptor) and ring the doorbell: the engine
+ * looks at the flag when it reaches the job and before every slice of it,
+ * and ends a flagged job at once with status ABORTED. A job made to hang
+ * (debugfs hang_next) is stuck and does not look: only a reset ends it.
+ *
+ * The engine is the device, executing on the way to signalling fences: it
+ * allocates nothing and waits for nothing while it runs, and tells lockdep
+ * so (dma_fence_begin_signalling()).
  */
 
 #include <linux/atomic.h>
 #include <linux/debugfs.h>
+#include <linux/dma-fence.h>
 #include <linux/dma-direct.h>
 #include <linux/io.h>
 #include <linux/limits.h>
@@ -88,6 +99,8 @@ enum trn_sim_ring_state {
  * @status: the completion record (the core's coherent memory)
  * @tail: the doorbell: jobs up to this sequence number are valid;
  *        under &trn_sim_core.lock
+ * @paused: a reset stopped the ring: no job is fetched until the next
+ *          doorbell; under &trn_sim_core.lock
  * @seqno: the job running, or the next to fetch
  * @completed: the latest job finished or abandoned
  * @state: &enum trn_sim_ring_state
@@ -103,6 +116,7 @@ struct trn_sim_ring {
 	struct trn_hw_desc *descs;
 	struct trn_hw_ring_status *status;
 	u64 tail;
+	bool paused;
 	u64 seqno;
 	u64 completed;
 	enum trn_sim_ring_state state;
@@ -229,6 +243,18 @@ static void trn_sim_core_kick(struct trn_sim_core *core)
 	spin_unlock_irqrestore(&core->lock, flags);
 }
 
+static struct trn_hw_desc *trn_sim_ring_desc(struct trn_sim_ring *ring)
+{
+	return &ring->descs[ring->seqno & (ring->entries - 1)];
+}
+
+/* Whether the core flagged the job the ring is at as cancelled. */
+static bool trn_sim_ring_cancelled(struct trn_sim_ring *ring)
+{
+	return le32_to_cpu(READ_ONCE(trn_sim_ring_desc(ring)->flags)) &
+	       TRN_HW_DESC_CANCEL;
+}
+
 /* Fetch the next job if the doorbell covers it. */
 static bool trn_sim_ring_fetch(struct trn_sim_ring *ring)
 {
@@ -241,17 +267,24 @@ static bool trn_sim_ring_fetch(struct trn_sim_ring *ring)
 
 	/* Acquires the descriptors the core wrote before the doorbell. */
 	spin_lock_irqsave(&core->lock, flags);
-	tail = ring->tail;
+	tail = ring->paused ? 0 : ring->tail;
 	spin_unlock_irqrestore(&core->lock, flags);
 	if (ring->seqno > tail)
 		return false;
 
-	desc = &ring->descs[ring->seqno & (ring->entries - 1)];
+	desc = trn_sim_ring_desc(ring);
 	va = le64_to_cpu(READ_ONCE(desc->cmd_va));
 	size = le32_to_cpu(READ_ONCE(desc->cmd_size));
 	ring->ctx = le32_to_cpu(READ_ONCE(desc->ctx));
 	WRITE_ONCE(desc->start_ns, cpu_to_le64(trn_sim_clock(sdev)));
 
+	/* A cancelled job ends before it starts, and takes no knob. */
+	if (trn_sim_ring_cancelled(ring)) {
+		ring->exec.sems = NULL;
+		trn_sim_exec_start(&ring->exec, va, size);
+		ring->state = TRN_SIM_RING_RUNNING;
+		return true;
+	}
 	if (atomic_dec_if_positive(&sdev->hang_next) >= 0) {
 		ring->state = TRN_SIM_RING_HUNG;
 		return true;
@@ -278,7 +311,7 @@ static void trn_sim_ring_complete(struct trn_sim_ring *ring)
 	struct trn_sim_exec *x = &ring->exec;
 	struct trn_hw_desc *desc;
 
-	desc = &ring->descs[ring->seqno & (ring->entries - 1)];
+	desc = trn_sim_ring_desc(ring);
 	WRITE_ONCE(desc->error_offset, cpu_to_le64(x->error_offset));
 	WRITE_ONCE(desc->error_cmd_va, cpu_to_le64(x->error_cmd_va));
 	WRITE_ONCE(desc->fault_va, cpu_to_le64(x->fault_va));
@@ -311,6 +344,18 @@ static bool trn_sim_ring_step(struct trn_sim_ring *ring, bool *irq)
 	    (!trn_sim_ring_fetch(ring) || trn_sim_ring_stalled(ring)))
 		return false;
 
+	if (trn_sim_ring_cancelled(ring)) {
+		/* Stopped at a command boundary, results so far kept. */
+		trn_sim_exec_release(&ring->exec);
+		ring->exec.status = DRM_TRN_STATUS_ABORTED;
+		ring->exec.error_offset = 0;
+		ring->exec.error_cmd_va = 0;
+		ring->exec.fault_va = 0;
+		trn_sim_ring_complete(ring);
+		*irq = true;
+		return true;
+	}
+
 	retired = ring->exec.retired;
 	run = trn_sim_exec_run(&ring->exec, &budget);
 	if (run == TRN_SIM_RUN_BLOCKED) {
@@ -332,8 +377,9 @@ static void trn_sim_core_work(struct work_struct *work)
 						 work);
 	struct trn_sim_dev *sdev = core->sdev;
 	unsigned int pass, q;
-	bool progress;
+	bool progress, cookie;
 
+	cookie = dma_fence_begin_signalling();
 	for (pass = 0; pass < TRN_SIM_PASSES; pass++) {
 		progress = false;
 		for (q = 0; q < sdev->queues_per_core; q++) {
@@ -355,10 +401,12 @@ static void trn_sim_core_work(struct work_struct *work)
 			cond_resched();
 		}
 		if (!progress)
-			return;		/* asleep until a doorbell or reset */
+			goto out;	/* asleep until a doorbell or reset */
 	}
 	/* Still busy: continue after whatever else waits for a worker. */
 	trn_sim_core_kick(core);
+out:
+	dma_fence_end_signalling(cookie);
 }
 
 /* trn_hw_ops.ring_init */
@@ -460,6 +508,7 @@ void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail)
 	ring = core->rings[q];
 	if (ring && !core->stopped) {
 		ring->tail = max(ring->tail, tail);
+		ring->paused = false;
 		queue_work(sdev->engine_wq, &core->work);
 	}
 	spin_unlock_irqrestore(&core->lock, flags);
@@ -506,6 +555,9 @@ static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
  * an innocent one: leave it running. The completion record never moves
  * backwards.
  *
+ * Either way the ring fetches no further job until the next doorbell, so
+ * that the core can flag the jobs it must skip first.
+ *
  * Return: true if job @seqno was abandoned, false if it had finished.
  */
 bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
@@ -514,6 +566,7 @@ bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 	struct trn_sim_ring *ring;
 	struct trn_sim_core *core;
 	bool abandoned = false;
+	unsigned long flags;
 	u32 q;
 
 	core = trn_sim_core_of(sdev, index, &q);
@@ -521,8 +574,14 @@ bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 		return false;
 	mutex_lock(&core->exec_lock);
 	ring = core->rings[q];
+	/* The race a late job stands for happens before the reset looks. */
 	if (ring && ring->state == TRN_SIM_RING_LATE)
 		trn_sim_ring_finish_late(ring);
+	if (ring) {
+		spin_lock_irqsave(&core->lock, flags);
+		ring->paused = true;
+		spin_unlock_irqrestore(&core->lock, flags);
+	}
 	if (ring && ring->completed < seqno) {
 		abandoned = true;
 		trn_sim_exec_release(&ring->exec);

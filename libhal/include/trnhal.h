@@ -55,7 +55,12 @@ struct trn_device_info {
 	uint64_t va_start;		/* first usable device VA of a context */
 	uint64_t va_size;		/* size of a context's device VA range */
 	uint64_t capabilities;		/* TRN_CAP_* */
-	uint64_t reserved[16];		/* zero; room for new fields */
+	/* Policy of the driver; 0 from drivers before uAPI 1.3. */
+	uint32_t queue_depth;		/* unfinished jobs a queue holds at most */
+	uint32_t job_timeout_ms;	/* longest a job runs before it is stopped */
+	uint32_t ban_faults;		/* MMU faults of a context that ban it */
+	uint32_t reserved0;		/* zero */
+	uint64_t reserved[14];		/* zero; room for new fields */
 };
 
 /*
@@ -75,7 +80,12 @@ int trn_device_list(unsigned int *minors, size_t cap, size_t *count);
  */
 int trn_device_open(unsigned int minor, trn_device_t **out);
 
-/* Drop one reference; the file is closed with the last one. NULL is a no-op. */
+/*
+ * Drop one reference; the file is closed with the last one (every queue
+ * holds one, so by then each was destroyed, see trn_queue_destroy()). A
+ * process that exits without closing has its unfinished jobs cancelled
+ * by the kernel (-ESRCH). NULL is a no-op.
+ */
 void trn_device_close(trn_device_t *dev);
 
 /* Query the device. -ENODEV once the device has been removed. */
@@ -230,9 +240,13 @@ int trn_queue_create(trn_device_t *dev, uint32_t core, uint32_t priority,
 		     trn_queue_t **out);
 
 /*
- * Destroy a queue. Jobs already submitted still run to completion; waiting
- * for them first (trn_queue_wait_idle) is the caller's choice. Fences of
- * the queue become invalid. NULL is a no-op.
+ * Destroy a queue without waiting: its unfinished jobs are cancelled with
+ * -ESRCH. Those not started never run; a running one is stopped by the
+ * device at its next command boundary (what it wrote stays written), so
+ * it may still be running its current command when this returns. Call
+ * trn_queue_wait_idle() first if they must finish. Fences of the queue
+ * become invalid (sync_files and signal syncobjs of the cancelled jobs
+ * still signal, with -ESRCH). NULL is a no-op.
  */
 void trn_queue_destroy(trn_queue_t *queue);
 
@@ -262,6 +276,14 @@ int trn_queue_wait_idle(trn_queue_t *queue, int64_t abs_timeout_ns);
 /* Bits of trn_queue_status.state (same as DRM_TRN_QUEUE_*). */
 #define TRN_QUEUE_GUILTY	(1U << 0)	/* caused a reset */
 #define TRN_QUEUE_FAULTED	(1U << 1)	/* made an MMU fault */
+/*
+ * The context (the device's file, shared by the whole process) was banned
+ * since the queue was created: a job of it timed out, or its jobs made
+ * another trn_device_info.ban_faults MMU faults. The queue
+ * refuses jobs (-ECANCELED) and its unfinished jobs were cancelled with
+ * -ECANCELED; destroy it, queues created afterwards work.
+ */
+#define TRN_QUEUE_BANNED	(1U << 2)
 
 /*
  * State of a queue (DRM_IOCTL_TRN_QUEUE_STATUS): counters and where its
@@ -421,13 +443,20 @@ struct trn_job {
 	uint64_t reserved[4];		/* zero */
 };
 
+/* Most jobs of one trn_submit_batch() or trn_try_submit_batch(). */
+#define TRN_SUBMIT_MAX_JOBS	256
+
 /*
- * Submit one job, or @count jobs in one system call (all or none are
- * queued, in order). @fences (may be NULL) receives each job's fence.
- * Errors: -EINVAL (NULL arrays with counts, non-zero reserved fields),
- * -EXDEV (a buffer of another device), -ECHILD, and the kernel's (-EINVAL,
- * -ENOENT for a bad handle, -EFAULT, ...); nothing is queued on error.
- * A full queue blocks in the kernel until there is room.
+ * Submit one job, or @count (1 to TRN_SUBMIT_MAX_JOBS) jobs in one system
+ * call (all or none are queued, in order). @fences (may be NULL) receives
+ * each job's fence. A queue holds at most trn_device_info.queue_depth
+ * unfinished jobs: beyond that these wait in the kernel until enough
+ * jobs have finished (signals do not interrupt the wait).
+ * Errors: -EINVAL (NULL queue, job or arrays with counts, @count 0 or too
+ * big, non-zero reserved fields), -EXDEV (a buffer of another device),
+ * -ECHILD, and the kernel's: -ECANCELED (the queue's context was banned,
+ * see TRN_QUEUE_BANNED), -EINVAL, -ENOENT for a bad handle, -EFAULT,
+ * -ENOMEM, -ENODEV. Nothing is queued on error.
  */
 int trn_submit(trn_queue_t *queue, const struct trn_job *job,
 	       struct trn_fence *fence);
@@ -435,11 +464,22 @@ int trn_submit_batch(trn_queue_t *queue, const struct trn_job *jobs,
 		     size_t count, struct trn_fence *fences);
 
 /*
+ * The same without waiting: -EAGAIN at once, with nothing queued, when the
+ * queue has no room for all the jobs (try again once some have finished,
+ * e.g. after trn_fence_wait() on an older fence).
+ */
+int trn_try_submit(trn_queue_t *queue, const struct trn_job *job,
+		   struct trn_fence *fence);
+int trn_try_submit_batch(trn_queue_t *queue, const struct trn_job *jobs,
+			 size_t count, struct trn_fence *fences);
+
+/*
  * Fence state without a system call: 1 while pending, 0 when the job
  * finished successfully, a negative errno when it failed (-EILSEQ bad
- * command, -EFAULT MMU fault, -ETIMEDOUT hang, -ENODEV device gone,
- * -ECANCELED ...). -ERANGE when the job finished but whether it failed is
- * no longer known (more than 64 failures since). -EINVAL for a fence
+ * command, -EFAULT MMU fault, -ETIMEDOUT ran too long, -ENODEV device
+ * gone, -ECANCELED cancelled because its context was banned, see
+ * TRN_QUEUE_BANNED). -ERANGE when the job finished but whether it failed
+ * is no longer known (more than 64 failures since). -EINVAL for a fence
  * without a queue or with a seqno never handed out, -ECHILD.
  */
 int trn_fence_status(const struct trn_fence *fence);

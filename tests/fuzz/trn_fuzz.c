@@ -24,7 +24,10 @@
  * what it knows of each buffer, so that the answers about them can be
  * checked exactly; a file for which a handle may have been created behind
  * its back (random bytes that happened to make a buffer) is no longer
- * checked exactly.
+ * checked exactly. It also remembers the file's queues, what may still be
+ * charged to the file without a handle (buffers freed later than their
+ * handle is closed), and enough about its jobs and fdinfo's ban count to
+ * tell when a queue may, and when it must, refuse jobs as banned.
  *
  * With device churn one more thread creates and deletes simulated devices
  * 900..909, which the workers open and use while they come and go.
@@ -73,9 +76,18 @@ struct fuzz_bo {
 	bool created;		/* created by this file: charged to it */
 	bool written;		/* the CPU wrote to it */
 	bool kernel_owned;	/* a queue's status page: read-only, kernel's */
+	bool listed;		/* a job the kernel accepted may list it */
+	bool exported;		/* a dma-buf of it was made */
+	bool maybe_charged;	/* an import that may be charged to this file */
+	bool dmabuf;		/* the thread's newest dma-buf is of it */
 	uint64_t size;		/* bytes, 0 if not known */
 	uint64_t va;		/* 0 if not known */
 	uint64_t mmap_offset;	/* from BO_INFO, 0 if not known or none */
+};
+
+/* Buffers, device memory and pinned bytes, as DRM_TRN_QUERY_MEMORY counts. */
+struct fuzz_charges {
+	uint64_t bos, hbm, pinned;
 };
 
 /* One open DRM file, shared by the descriptors dup()ed from it. */
@@ -89,14 +101,57 @@ struct fuzz_dfile {
 	uint32_t syncobjs[NR_SYNCOBJS];
 	unsigned int nr_bos;
 	struct fuzz_bo bos[NR_BOS];
+	/*
+	 * Charges that may remain though the file holds no handle any more:
+	 * buffers it created (or may have been charged for) that a job, a
+	 * dma-buf, a mapping or another file may still hold, and status pages
+	 * of destroyed queues whose jobs may not be freed yet. A buffer stays
+	 * charged until it is freed, which the engine cannot see: only ever
+	 * grows. @charge_unbounded: an import of unknown size may be charged.
+	 */
+	struct fuzz_charges linger;
+	bool charge_unbounded;
+	/*
+	 * A buffer it created whose handle it closed while the thread's
+	 * newest dma-buf (&fuzz_thread.dmabuf_fd) is of it: that holds it,
+	 * so it is still charged, for certain, until the dma-buf is closed.
+	 */
+	struct fuzz_charges held;
+	uint64_t gen;		/* which opening of the slot this is */
 	/* Execution: the file's queues and its command buffer. */
-	bool queues_made;	/* status pages exist: charges not exact */
 	unsigned int nr_queues;
 	struct fuzz_queue {
 		uint32_t id;
 		uint32_t syncobj;
+		uint32_t status_handle;	/* 0: closed by the file already */
 		uint64_t submitted;	/* UINT64_MAX: not known */
+		uint64_t completed;	/* highest completed_seqno seen */
+		/* Jobs whose MMU fault, if they made one, is counted. */
+		uint64_t settled;
+		uint64_t seq;		/* creation order within the file */
+		/*
+		 * The file's settled jobs when the queue was last seen not
+		 * banned (created, took jobs, or QUEUE_STATUS said so): any
+		 * ban that bans it comes later.
+		 */
+		uint64_t ok_settled;
+		uint64_t ban_base;	/* the file's @ban_base at creation */
+		bool banned;		/* seen refusing jobs, or BANNED */
+		bool status_listed;	/* a job may hold its status buffer */
+		/* fdinfo trn-bans just before and after it was created. */
+		bool bans_known;
+		uint64_t bans_lo, bans_hi;
 	} queues[NR_QUEUES];
+	/*
+	 * Bans (Documentation/fuzzing.md): jobs the kernel accepted, settled
+	 * jobs of queues no longer remembered, creation counter, and the
+	 * largest @ok_settled of a queue seen banned (or older than one).
+	 */
+	uint64_t jobs;
+	uint64_t settled_gone;
+	uint64_t queue_seq;
+	uint64_t ban_base;
+	uint64_t bans_read_jobs;	/* @jobs when fdinfo was last read */
 	uint32_t cmd_handle;	/* 0: none yet */
 	uint64_t cmd_va;
 	unsigned char *cmd_map;	/* NULL: not mapped (write-only file) */
@@ -156,6 +211,10 @@ struct fuzz_thread {
 	unsigned char *up;	/* UP_PAGES writable, one none, one read-only */
 	int sync_fd;		/* last exported syncobj, -1 if none */
 	int dmabuf_fd;		/* last exported buffer, -1 if none */
+	struct fuzz_dfile *dmabuf_df;	/* the file it was exported from */
+	uint64_t dmabuf_gen;	/* and which opening of it */
+	uint64_t next_gen;
+	bool submit_call;	/* the call in flight is a TRN_SUBMIT */
 	char call[TRN_FUZZ_CALL_LEN];
 	struct trn_fuzz_stats st;
 };
@@ -385,6 +444,11 @@ static bool account(struct fuzz_thread *t, const struct target *tg, int ret,
 		     strerror(-ret));
 		return false;
 	}
+	/* A banned context's queues refuse jobs: only SUBMIT says so. */
+	if (ret == -ECANCELED && !t->submit_call) {
+		fail(t, ECANCELED, "ECANCELED from a call that submits nothing");
+		return false;
+	}
 	if (tg && tg->kind == T_BADF)
 		model = -EBADF;
 	else if (tg && tg->kind == T_NOTDRM)
@@ -521,7 +585,12 @@ static void *place_arg(struct fuzz_thread *t, const void *local, size_t size,
  */
 #define RO_HANDLE	DRM_TRN_QUERY_DEVICE_INFO
 
-/* What an argument that cannot be copied in or out does to a call. */
+/*
+ * What an argument that cannot be copied in or out does to a call. A
+ * read-only one is copied in and the handler runs; if it failed, it left
+ * no trace (uapi.md), but with success or EFAULT (the copy back) it may
+ * have made something the caller was never told of.
+ */
 static int arg_model(enum arg_kind kind, int model)
 {
 	switch (kind) {
@@ -577,6 +646,55 @@ static void forget_bo(struct fuzz_dfile *df, uint32_t handle)
 
 	if (bo)
 		*bo = df->bos[--df->nr_bos];
+}
+
+static void charges_add(struct fuzz_charges *c, uint64_t bos, uint64_t hbm,
+			uint64_t pinned)
+{
+	c->bos += bos;
+	c->hbm += hbm;
+	c->pinned += pinned;
+}
+
+/* Whether something besides the file's handle may hold a buffer. */
+static bool held_elsewhere(const struct fuzz_dfile *df,
+			   const struct fuzz_bo *bo)
+{
+	return bo->listed || bo->exported ||
+	       (bo->handle == df->cmd_handle && df->cmd_map);
+}
+
+/*
+ * The file's handle @handle was closed: forget it, and keep what the file
+ * may still be charged for. A buffer stays charged to its creator until it
+ * is freed (memory.md): while a job, a dma-buf or a mapping holds it, that
+ * is later. A queue's status page is the queue's: closing its handle
+ * changes nothing.
+ */
+static void bo_closed(struct fuzz_dfile *df, uint32_t handle)
+{
+	struct fuzz_bo *bo = find_bo(df, handle);
+	unsigned int i;
+
+	if (!bo)
+		return;
+	if (bo->kernel_owned) {
+		for (i = 0; i < df->nr_queues; i++)
+			if (df->queues[i].status_handle == handle)
+				df->queues[i].status_handle = 0;
+	} else if (bo->created && bo->dmabuf) {
+		/* Host memory: only host buffers are exported. */
+		charges_add(&df->held, 1, 0, bo->size);
+	} else if (bo->created && held_elsewhere(df, bo)) {
+		if (bo->placement == DRM_TRN_PLACEMENT_HBM)
+			charges_add(&df->linger, 1, bo->size, 0);
+		else
+			charges_add(&df->linger, 1, 0, bo->size);
+	} else if (bo->maybe_charged) {
+		/* Another file of the device may hold the import. */
+		charges_add(&df->linger, 1, 0, bo->size);
+	}
+	forget_bo(df, handle);
 }
 
 static void remember_syncobj(struct fuzz_dfile *df, uint32_t handle)
@@ -681,6 +799,7 @@ static int open_file(struct fuzz_thread *t, struct fuzz_file *f,
 	df->mode = mode & O_ACCMODE;
 	df->stable = stable;
 	df->exact = true;
+	df->gen = ++t->next_gen;
 	f->fd = fd;
 	f->df = df;
 	return 0;
@@ -782,7 +901,7 @@ static void make_room(struct fuzz_thread *t, const struct target *tg)
 	ret = do_ioctl(tg->fd, DRM_IOCTL_GEM_CLOSE, &c);
 	account(t, tg, ret, 0);
 	if (!ret)
-		forget_bo(df, c.handle);
+		bo_closed(df, c.handle);
 }
 
 /* ---- trn ioctls: structure-aware, with models ---- */
@@ -831,16 +950,25 @@ static uint32_t pick_query_size(struct fuzz_thread *t,
 {
 	static const uint32_t sizes[] = { 0, 1, 4096, 0xffffffffu };
 	uint32_t min = qd ? qd->min_size : INFO_V1_SIZE;
+	uint32_t full = qd ? qd->size : sizeof(struct drm_trn_device_info);
 
-	switch (below(t, 6)) {
+	switch (below(t, 8)) {
 	case 0:
 		return below(t, 128);
 	case 1:
 		return rnd_u32(t);
 	case 2:
 		return sizes[below(t, ARRAY_SIZE(sizes))];
-	default:
+	case 3:
+	case 4:
+		/* Around the first version's size, */
 		return min - 1 + below(t, 3);
+	case 5:
+		/* between it and this header's, */
+		return min + below(t, full - min + 1);
+	default:
+		/* around this header's. */
+		return full - 1 + below(t, 3);
 	}
 }
 
@@ -860,39 +988,66 @@ static int query_model(const struct drm_trn_query *q,
 	       0 : -EFAULT;
 }
 
-/* What a file's own buffers add up to, as DRM_TRN_QUERY_MEMORY counts. */
-static void file_charges(const struct fuzz_dfile *df, uint64_t *bos,
-			 uint64_t *hbm, uint64_t *pinned)
+/*
+ * What DRM_TRN_QUERY_MEMORY may charge a file with (memory.md): at least
+ * the buffers it created and holds and one page for the status buffer of
+ * each of its queues; at most that plus what may still be charged without
+ * a handle (&fuzz_dfile.linger) and the foreign imports it holds that may
+ * be charged to it (the first importer of a dma-buf pays). False if the
+ * upper bound of pinned bytes is not known.
+ */
+static bool file_charges(const struct fuzz_dfile *df, uint64_t ps,
+			 struct fuzz_charges *lo, struct fuzz_charges *hi)
 {
+	struct fuzz_charges maybe = { 0 };
 	unsigned int i;
 
-	*bos = *hbm = *pinned = 0;
+	memset(lo, 0, sizeof(*lo));
 	for (i = 0; i < df->nr_bos; i++) {
 		const struct fuzz_bo *bo = &df->bos[i];
 
+		if (bo->maybe_charged)
+			charges_add(&maybe, 1, 0, bo->size);
 		if (!bo->created)
 			continue;
-		(*bos)++;
 		if (bo->placement == DRM_TRN_PLACEMENT_HBM)
-			*hbm += bo->size;
+			charges_add(lo, 1, bo->size, 0);
 		else
-			*pinned += bo->size;
+			charges_add(lo, 1, 0, bo->size);
 	}
+	/* Status pages: one host page per live queue, whatever its handle. */
+	charges_add(lo, df->nr_queues, 0, df->nr_queues * ps);
+	charges_add(lo, df->held.bos, df->held.hbm, df->held.pinned);
+	*hi = *lo;
+	charges_add(hi, maybe.bos + df->linger.bos, maybe.hbm + df->linger.hbm,
+		    maybe.pinned + df->linger.pinned);
+	return !df->charge_unbounded;
 }
 
+/*
+ * The answer of a successful query, @len bytes of it (min(size, its
+ * size)): the device info equals the reference (as far as it was
+ * written); the memory info is consistent and charges the file what the
+ * engine knows it holds.
+ */
 static void check_answer(struct fuzz_thread *t, const struct target *tg,
-			 uint32_t id, const void *answer)
+			 uint32_t id, const void *answer, uint32_t len)
 {
 	const struct drm_trn_device_info *ref = &t->ctx->ref;
 	struct drm_trn_device_info info;
 	struct drm_trn_memory_info mem;
-	uint64_t bos, hbm, pinned;
+	struct fuzz_dfile *df = tg->df;
+	struct fuzz_charges lo, hi, linger = df->linger, maybe = { 0 };
+	bool bounded;
 
 	if (id == DRM_TRN_QUERY_DEVICE_INFO) {
-		memcpy(&info, answer, sizeof(info));
-		if (tg->df->stable) {
-			if (memcmp(&info, ref, sizeof(info)))
-				fail(t, 0, "device info differs from the reference");
+		memset(&info, 0, sizeof(info));
+		memcpy(&info, answer, len < sizeof(info) ? len : sizeof(info));
+		if (df->stable) {
+			if (memcmp(&info, ref, len < sizeof(info) ? len :
+							 sizeof(info)))
+				fail(t, 0, "device info differs from the reference (%u bytes)",
+				     len);
 		} else if (info.device_id < TRN_FUZZ_CHURN_FIRST ||
 			   info.device_id > TRN_FUZZ_CHURN_LAST ||
 			   info.generation != DRM_TRN_GEN_SIM) {
@@ -901,29 +1056,48 @@ static void check_answer(struct fuzz_thread *t, const struct target *tg,
 		}
 		return;
 	}
+	if (len < sizeof(mem))
+		return;
 
 	memcpy(&mem, answer, sizeof(mem));
-	if (tg->df->stable && mem.hbm_total != ref->hbm_size)
+	if (df->stable && mem.hbm_total != ref->hbm_size)
 		fail(t, 0, "hbm_total %" PRIu64 ", device has %" PRIu64,
 		     (uint64_t)mem.hbm_total, (uint64_t)ref->hbm_size);
-	if (mem.hbm_used > mem.hbm_total || mem.ctx_hbm > mem.hbm_used ||
-	    mem.ctx_pinned > mem.host_pinned || !mem.max_ctx_bos)
+	if (mem.hbm_used > mem.hbm_total || !mem.max_ctx_bos)
 		fail(t, 0, "memory info inconsistent: used %" PRIu64 "/%" PRIu64
-		     " ctx %" PRIu64 " pinned %" PRIu64 "/%" PRIu64,
-		     (uint64_t)mem.hbm_used, (uint64_t)mem.hbm_total,
+		     " max bos %" PRIu64, (uint64_t)mem.hbm_used,
+		     (uint64_t)mem.hbm_total, (uint64_t)mem.max_ctx_bos);
+	if (!df->exact)
+		return;	/* buffers it does not know of may linger */
+	bounded = file_charges(df, t->ctx->page_size, &lo, &hi);
+	maybe.pinned = hi.pinned - lo.pinned - linger.pinned;
+	/*
+	 * The device totals hold the file's buffers, except foreign imports
+	 * (their memory is not pinned for this device) and buffers freed
+	 * while the query runs, which leave the totals before their charge
+	 * goes: only those that may linger.
+	 */
+	if (mem.ctx_hbm > mem.hbm_used + linger.hbm ||
+	    (bounded && mem.ctx_pinned > mem.host_pinned + linger.pinned +
+					 maybe.pinned))
+		fail(t, 0, "memory info inconsistent: ctx %" PRIu64 "/%" PRIu64
+		     " of %" PRIu64 "/%" PRIu64 " (lingering %" PRIu64 "/%" PRIu64 ")",
 		     (uint64_t)mem.ctx_hbm, (uint64_t)mem.ctx_pinned,
-		     (uint64_t)mem.host_pinned);
-	/* A queue's status page may or may not be charged to its context. */
-	if (!tg->df->exact || tg->df->queues_made)
-		return;
-	file_charges(tg->df, &bos, &hbm, &pinned);
-	if (mem.ctx_bos != bos || mem.ctx_hbm != hbm ||
-	    mem.ctx_pinned != pinned)
+		     (uint64_t)mem.hbm_used, (uint64_t)mem.host_pinned,
+		     linger.hbm, linger.pinned);
+	if (mem.ctx_bos < lo.bos || mem.ctx_hbm < lo.hbm ||
+	    mem.ctx_pinned < lo.pinned || mem.ctx_bos > hi.bos ||
+	    mem.ctx_hbm > hi.hbm || (bounded && mem.ctx_pinned > hi.pinned))
 		fail(t, 0, "context charges %" PRIu64 "/%" PRIu64 "/%" PRIu64
-		     ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64,
+		     ", expected %" PRIu64 "/%" PRIu64 "/%" PRIu64 " to %" PRIu64
+		     "/%" PRIu64 "/%" PRIu64,
 		     (uint64_t)mem.ctx_bos, (uint64_t)mem.ctx_hbm,
-		     (uint64_t)mem.ctx_pinned, bos, hbm, pinned);
+		     (uint64_t)mem.ctx_pinned, lo.bos, lo.hbm, lo.pinned,
+		     hi.bos, hi.hbm, hi.pinned);
 }
+
+/* What the thread's answer pages hold before a query, to see what it wrote. */
+#define QUERY_FILL	0xa5
 
 static void gen_query(struct fuzz_thread *t, const struct target *tg)
 {
@@ -931,7 +1105,9 @@ static void gen_query(struct fuzz_thread *t, const struct target *tg)
 	struct drm_trn_query q = { 0 }, before, *uq;
 	struct fuzz_ptr data = ptr_valid(t, 0);
 	unsigned int i, n = below(t, 4);
+	uint32_t written;
 	enum arg_kind kind;
+	uint64_t page;
 	int ret, model;
 
 	q.query = queries[below(t, ARRAY_SIZE(queries))].id;
@@ -959,6 +1135,7 @@ static void gen_query(struct fuzz_thread *t, const struct target *tg)
 	q.data = data.addr;
 	uq = place_arg(t, &q, sizeof(q), &kind);
 	before = q;
+	memset(t->page, QUERY_FILL, 2 * t->ctx->page_size);
 	/* The read-only argument holds a valid DEVICE_INFO query. */
 	model = kind == A_RO ? -EFAULT : arg_model(kind, query_model(&q, &data));
 	snprintf(t->call, sizeof(t->call),
@@ -979,12 +1156,24 @@ static void gen_query(struct fuzz_thread *t, const struct target *tg)
 	qd = find_query(before.query);
 	if (!qd)
 		return;
-	if (uq->size != (before.size && before.size < qd->size ?
-			 before.size : qd->size))
+	/* min(size, its size) bytes are written; size 0 asks for the size. */
+	written = before.size < qd->size ? before.size : qd->size;
+	if (uq->size != (before.size ? written : qd->size)) {
 		fail(t, 0, "query answered size %u", uq->size);
-	else if (before.size && ptr_ok(&data, qd->size))
+		return;
+	}
+	/* Not a byte of the answer pages besides the answer changes. */
+	page = (uintptr_t)t->page;
+	for (i = 0; i < 2 * t->ctx->page_size; i++)
+		if (t->page[i] != QUERY_FILL &&
+		    (page + i < data.addr || page + i >= data.addr + written)) {
+			fail(t, 0, "query of %u bytes wrote at offset %" PRId64,
+			     written, (int64_t)(page + i - data.addr));
+			return;
+		}
+	if (written && ptr_ok(&data, written))
 		check_answer(t, tg, before.query,
-			     (const void *)(uintptr_t)data.addr);
+			     (const void *)(uintptr_t)data.addr, written);
 }
 
 static uint64_t pick_bo_size(struct fuzz_thread *t, uint32_t placement)
@@ -1084,6 +1273,62 @@ static uint64_t bo_alignment(uint64_t size, uint64_t align, uint64_t ps)
 	return align > ps ? align : ps;
 }
 
+/*
+ * Whether the handler of creating ioctl @nr refuses @arg, the argument as
+ * it sees it, by its own checks, before it makes or changes anything. DRM
+ * copies the argument back even when the handler failed, so a call with
+ * the read-only argument answers EFAULT whatever the handler did; its
+ * contents are a DEVICE_INFO query (RO_HANDLE), which each of these
+ * refuses: as BO_CREATE its placement is the low half of a page address,
+ * as BO_USERPTR its address is not page aligned, as QUEUE_CREATE its
+ * priority (the query's size) is beyond high, as QUEUE_DESTROY and SUBMIT
+ * its flags are.
+ */
+static bool handler_refuses(struct fuzz_thread *t, const struct target *tg,
+			    unsigned int nr, const void *arg)
+{
+	uint64_t ps = t->ctx->page_size;
+
+	switch (nr) {
+	case DRM_TRN_BO_CREATE: {
+		struct drm_trn_bo_create c;
+
+		memcpy(&c, arg, sizeof(c));
+		return bo_create_model(tg, &c, ps) == -EINVAL;
+	}
+	case DRM_TRN_BO_USERPTR: {
+		struct drm_trn_bo_userptr c;
+
+		memcpy(&c, arg, sizeof(c));
+		return c.flags & ~DRM_TRN_USERPTR_READ_ONLY || !c.size ||
+		       c.addr % ps || c.size % ps;
+	}
+	case DRM_TRN_QUEUE_CREATE: {
+		struct drm_trn_queue_create c;
+
+		memcpy(&c, arg, sizeof(c));
+		return c.flags || c.reserved[0] || c.reserved[1] ||
+		       c.priority > DRM_TRN_PRIORITY_HIGH;
+	}
+	case DRM_TRN_QUEUE_DESTROY: {
+		struct drm_trn_queue_destroy c;
+
+		memcpy(&c, arg, sizeof(c));
+		return c.flags;
+	}
+	case DRM_TRN_SUBMIT: {
+		struct drm_trn_submit c;
+
+		memcpy(&c, arg, sizeof(c));
+		return c.flags & ~DRM_TRN_SUBMIT_NONBLOCK || !c.job_count ||
+		       c.job_count > DRM_TRN_SUBMIT_MAX_JOBS ||
+		       c.job_size < 64 || c.job_size > 4096;
+	}
+	default:
+		return false;
+	}
+}
+
 /* A new buffer's handle and address are sane; remember it. */
 static void new_bo(struct fuzz_thread *t, const struct target *tg,
 		   uint32_t handle, uint64_t va, uint64_t size,
@@ -1169,7 +1414,8 @@ static void gen_bo_create(struct fuzz_thread *t, const struct target *tg)
 	account(t, tg, ret, model);
 	if (tg->kind != T_FILE)
 		return;
-	if (kind == A_RO)
+	if (kind == A_RO && (!ret || ret == -EFAULT) &&
+	    !handler_refuses(t, tg, DRM_TRN_BO_CREATE, t->ctx->ro))
 		tg->df->exact = false;	/* made, maybe, but not reported */
 	if (ret || kind != A_NORMAL)
 		return;
@@ -1303,7 +1549,8 @@ static void gen_bo_userptr(struct fuzz_thread *t, const struct target *tg)
 	account(t, tg, ret, model);
 	if (tg->kind != T_FILE)
 		return;
-	if (kind == A_RO)
+	if (kind == A_RO && (!ret || ret == -EFAULT) &&
+	    !handler_refuses(t, tg, DRM_TRN_BO_USERPTR, t->ctx->ro))
 		tg->df->exact = false;
 	if (ret || kind != A_NORMAL)
 		return;
@@ -1332,8 +1579,181 @@ static void forget_queue(struct fuzz_dfile *df, uint32_t id)
 {
 	struct fuzz_queue *q = find_queue(df, id);
 
-	if (q)
-		*q = df->queues[--df->nr_queues];
+	if (!q)
+		return;
+	df->settled_gone += q->settled;
+	*q = df->queues[--df->nr_queues];
+}
+
+/* Jobs of the file whose MMU fault, if they made one, is counted now. */
+static uint64_t settled_jobs(const struct fuzz_dfile *df)
+{
+	uint64_t n = df->settled_gone;
+	unsigned int i;
+
+	for (i = 0; i < df->nr_queues; i++)
+		n += df->queues[i].settled;
+	return n;
+}
+
+/*
+ * Queue @id was destroyed (uapi.md): its status buffer handle went with
+ * it if it was still the status buffer's, the syncobj handle stays; its
+ * unfinished jobs are cancelled, and of those only the one the device is
+ * in the middle of (or has just finished) can still make an MMU fault; its
+ * status page stays charged to the file while jobs may hold the queue.
+ */
+static void queue_destroyed(struct fuzz_dfile *df, uint32_t id, uint64_t ps)
+{
+	struct fuzz_queue *q = find_queue(df, id);
+	struct fuzz_bo *bo;
+
+	if (!q)
+		return;
+	bo = q->status_handle ? find_bo(df, q->status_handle) : NULL;
+	if (bo && bo->kernel_owned)
+		forget_bo(df, q->status_handle);
+	if (q->submitted || q->status_listed)
+		charges_add(&df->linger, 1, 0, ps);
+	if (q->submitted != UINT64_MAX && q->submitted > q->settled + 1)
+		q->settled = q->submitted - 1;
+	forget_queue(df, id);
+}
+
+/*
+ * Whether @q may refuse jobs as banned by now. A context is banned when
+ * its jobs made ban_faults MMU faults since its previous ban (or a job
+ * timed out, which the defused streams never do), and only queues created
+ * before a ban are banned by it. A queue created after the engine saw the
+ * file banned can be banned only by a later ban, whose faults must come
+ * after the ban that was seen, from jobs that were not settled then; that
+ * ban came after the banned queue was last seen not banned: so at most
+ * the file's jobs minus those settled at that moment (&fuzz_queue.ban_base).
+ * Before any ban was seen the base is 0. Each job faults at most once.
+ */
+static bool may_be_banned(const struct fuzz_thread *t,
+			  const struct fuzz_dfile *df,
+			  const struct fuzz_queue *q)
+{
+	return q->banned || df->jobs - q->ban_base >= t->ctx->ref.ban_faults;
+}
+
+/*
+ * @q is banned (it refused jobs, reported BANNED, or fdinfo counts a ban
+ * since its creation): check that it may be, and remember it. The ban
+ * counter only grows, so the queue stays banned, and so does every queue
+ * of the file created before it.
+ */
+static void mark_banned(struct fuzz_thread *t, struct fuzz_dfile *df,
+			struct fuzz_queue *q, const char *how)
+{
+	unsigned int i;
+
+	if (df->exact && !may_be_banned(t, df, q))
+		fail(t, 0, "queue %u %s after %" PRIu64 " jobs since its ban base, not %u",
+		     q->id, how, df->jobs - q->ban_base,
+		     t->ctx->ref.ban_faults);
+	/*
+	 * The ban that banned it came after every queue as old as it was
+	 * last seen not banned.
+	 */
+	for (i = 0; i < df->nr_queues; i++) {
+		struct fuzz_queue *r = &df->queues[i];
+
+		if (r->seq > q->seq)
+			continue;
+		r->banned = true;
+		if (r->ok_settled > df->ban_base)
+			df->ban_base = r->ok_settled;
+	}
+}
+
+/* fdinfo trn-bans and trn-mmu-faults of the file of @fd; 0 or -errno. */
+static int read_bans(struct fuzz_thread *t, int fd, uint64_t *bans,
+		     uint64_t *faults)
+{
+	int ret = fdinfo_u64(fd, "trn-bans", bans);
+
+	if (!ret && faults)
+		ret = fdinfo_u64(fd, "trn-mmu-faults", faults);
+	if (ret)
+		fail(t, -ret, "fdinfo trn-bans of fd %d: %s", fd, errname(-ret));
+	return ret;
+}
+
+/*
+ * What fdinfo counts (uapi.md: trn-bans, the times the file's context was
+ * banned; trn-mmu-faults) must agree with what the queues do. A ban bans
+ * exactly the queues the context has at that moment (execution.md): a
+ * queue refused jobs (@refused, "@how") only if trn-bans now is above its
+ * value just before the queue was created, and a queue whose file was
+ * banned since it was created (trn-bans now above its value just after)
+ * must refuse from now on. Each ban took ban_faults jobs that faulted
+ * since the previous one, each of which made a faulting access: at least
+ * ban_faults faults per ban. Only on exact files of the stable device.
+ */
+static void check_bans(struct fuzz_thread *t, int fd, struct fuzz_dfile *df,
+		       struct fuzz_queue *refused, const char *how)
+{
+	uint64_t bans, faults;
+	unsigned int i;
+
+	if (!df->exact || !df->stable) {
+		if (refused)
+			mark_banned(t, df, refused, how);
+		return;
+	}
+	df->bans_read_jobs = df->jobs;
+	if (read_bans(t, fd, &bans, &faults))
+		return;
+	if (bans * t->ctx->ref.ban_faults > faults)
+		fail(t, 0, "fdinfo: trn-bans %" PRIu64 " with trn-mmu-faults %" PRIu64,
+		     bans, faults);
+	if (refused && refused->bans_known && bans <= refused->bans_lo)
+		fail(t, 0, "queue %u %s, but trn-bans is %" PRIu64
+		     " as when it was created", refused->id, how, bans);
+	if (refused)
+		mark_banned(t, df, refused, how);
+	for (i = 0; i < df->nr_queues; i++) {
+		struct fuzz_queue *q = &df->queues[i];
+
+		if (!q->banned && q->bans_known && bans > q->bans_hi)
+			mark_banned(t, df, q, "was banned by trn-bans");
+	}
+}
+
+/* @q refused jobs as banned, or reported BANNED. */
+static void queue_banned(struct fuzz_thread *t, int fd, struct fuzz_dfile *df,
+			 struct fuzz_queue *q, const char *how)
+{
+	if (!q->banned)
+		check_bans(t, fd, df, q, how);
+}
+
+/* @q was seen not banned: the next ban that bans it comes later. */
+static void queue_ok(struct fuzz_dfile *df, struct fuzz_queue *q)
+{
+	if (!q->banned)
+		q->ok_settled = settled_jobs(df);
+}
+
+/* What DRM_IOCTL_TRN_QUEUE_STATUS said about a queue the engine knows. */
+static void queue_seen(struct fuzz_thread *t, int fd, struct fuzz_dfile *df,
+		       struct fuzz_queue *q,
+		       const struct drm_trn_queue_status *st)
+{
+	/* Jobs retire in order, their fault counted after they complete. */
+	if (st->completed_seqno > q->completed)
+		q->completed = st->completed_seqno;
+	if (q->completed > q->settled + 1)
+		q->settled = q->completed - 1;
+	if (st->state & DRM_TRN_QUEUE_BANNED)
+		queue_banned(t, fd, df, q, "reports BANNED");
+	else if (q->banned && df->exact)
+		fail(t, 0, "queue %u was banned, now reports state %#x", q->id,
+		     st->state);
+	else
+		queue_ok(df, q);
 }
 
 /* A queue id: mostly one the file has, else anything. */
@@ -1368,7 +1788,7 @@ static void make_queue_room(struct fuzz_thread *t, const struct target *tg)
 	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
 	account(t, tg, ret, df->exact ? 0 : MODEL_ANY);
 	if (!ret)
-		forget_queue(df, d.queue_id);
+		queue_destroyed(df, d.queue_id, t->ctx->page_size);
 }
 
 static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
@@ -1376,7 +1796,8 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 	const struct drm_trn_device_info *ref = &t->ctx->ref;
 	struct drm_trn_queue_create c, *uc;
 	unsigned int i, n = below(t, 3);
-	bool outputs = false;
+	uint64_t bans_lo = 0, bans_hi = 0;
+	bool outputs = false, bans_known;
 	enum arg_kind kind;
 	int ret, model;
 
@@ -1411,6 +1832,7 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		}
 	}
 	make_queue_room(t, tg);
+	make_room(t, tg);	/* for the status buffer's handle */
 	uc = place_arg(t, &c, sizeof(c), &kind);
 	if (c.flags || c.reserved[0] || c.reserved[1] ||
 	    c.priority > DRM_TRN_PRIORITY_HIGH)
@@ -1426,11 +1848,15 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		 "TRN_QUEUE_CREATE(fd %d, %s, core %u priority %u flags %#x reserved %#" PRIx64 "/%#" PRIx64 " queue_id %u)",
 		 tg->fd, arg_kind_names[kind], c.core, c.priority, c.flags,
 		 (uint64_t)c.reserved[0], (uint64_t)c.reserved[1], c.queue_id);
+	/* The file's bans before the call: a ban after it bans the queue. */
+	bans_known = exact(tg, kind) && tg->df->stable && model != -EINVAL &&
+		     !read_bans(t, tg->fd, &bans_lo, NULL);
 	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_CREATE, uc);
 	account(t, tg, ret, model);
 	if (tg->kind != T_FILE)
 		return;
-	if (kind == A_RO)
+	if (kind == A_RO && (!ret || ret == -EFAULT) &&
+	    !handler_refuses(t, tg, DRM_TRN_QUEUE_CREATE, t->ctx->ro))
 		tg->df->exact = false;	/* made, maybe, but not reported */
 	if (ret || kind != A_NORMAL)
 		return;
@@ -1451,23 +1877,35 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 			     uc->queue_id, uc->syncobj, uc->status_handle);
 		if (find_queue(df, uc->queue_id)) {
 			/* Destroyed behind the engine's back (inexact file). */
-			forget_queue(df, uc->queue_id);
+			queue_destroyed(df, uc->queue_id, t->ctx->page_size);
 			df->exact = false;
 		}
-		df->queues_made = true;
 		if (df->nr_queues < NR_QUEUES) {
-			struct fuzz_queue *q = &df->queues[df->nr_queues++];
+			struct fuzz_queue *q = &df->queues[df->nr_queues];
 
+			memset(q, 0, sizeof(*q));
 			q->id = uc->queue_id;
 			q->syncobj = uc->syncobj;
-			q->submitted = 0;
+			q->status_handle = uc->status_handle;
+			q->seq = ++df->queue_seq;
+			q->ok_settled = settled_jobs(df);
+			q->ban_base = df->ban_base;
+			q->bans_known = bans_known &&
+					!read_bans(t, tg->fd, &bans_hi, NULL);
+			q->bans_lo = bans_lo;
+			q->bans_hi = bans_hi;
+			df->nr_queues++;
 		} else {
 			df->exact = false;
 		}
 		remember_syncobj(df, uc->syncobj);
 		bo = track_bo(df, uc->status_handle);
-		if (bo)
+		if (bo) {
 			bo->kernel_owned = true;
+			bo->placement = DRM_TRN_PLACEMENT_HOST;
+			bo->flags = DRM_TRN_BO_DEVICE_READ_ONLY;
+			bo->size = t->ctx->page_size;
+		}
 	}
 }
 
@@ -1492,7 +1930,8 @@ static void gen_queue_destroy(struct fuzz_thread *t, const struct target *tg)
 	account(t, tg, ret, model);
 	/* QUEUE_DESTROY only reads: the read-only argument (queue 1) too. */
 	if (!ret && tg->kind == T_FILE)
-		forget_queue(tg->df, kind == A_RO ? RO_HANDLE : c.queue_id);
+		queue_destroyed(tg->df, kind == A_RO ? RO_HANDLE : c.queue_id,
+				t->ctx->page_size);
 }
 
 static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
@@ -1524,7 +1963,8 @@ static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
 	if (uc->completed_seqno > uc->submitted_seqno ||
 	    uc->failed_seqno > uc->completed_seqno ||
 	    uc->jobs_failed > uc->completed_seqno ||
-	    uc->state & ~(DRM_TRN_QUEUE_GUILTY | DRM_TRN_QUEUE_FAULTED) ||
+	    uc->state & ~(DRM_TRN_QUEUE_GUILTY | DRM_TRN_QUEUE_FAULTED |
+			  DRM_TRN_QUEUE_BANNED) ||
 	    uc->reserved[0] || uc->reserved[1] || uc->queue_id != c.queue_id)
 		fail(t, 0, "queue %u status: submitted %" PRIu64 " completed %"
 		     PRIu64 " failed %" PRIu64 "/%" PRIu64 " state %#x",
@@ -1537,6 +1977,8 @@ static void gen_queue_status(struct fuzz_thread *t, const struct target *tg)
 		fail(t, 0, "queue %u: submitted_seqno %" PRIu64 ", %" PRIu64
 		     " were submitted", c.queue_id,
 		     (uint64_t)uc->submitted_seqno, q->submitted);
+	if (q)
+		queue_seen(t, tg->fd, tg->df, q, uc);
 }
 
 /*
@@ -1728,6 +2170,72 @@ static bool within(uint64_t p, uint64_t len, const void *lo, const void *hi)
 }
 
 /*
+ * After a submit the kernel accepted: the queue's status, which must count
+ * the jobs, and tells the engine how far the queue's jobs got (for bans).
+ */
+static void submit_status(struct fuzz_thread *t, const struct target *tg,
+			  struct fuzz_queue *q)
+{
+	struct drm_trn_queue_status st = { .queue_id = q->id };
+	int ret;
+
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_STATUS(fd %d, queue %u, after a submit)", tg->fd,
+		 q->id);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_STATUS, &st);
+	if (!account(t, tg, ret, 0) || ret)
+		return;
+	if (q->submitted != UINT64_MAX && st.submitted_seqno != q->submitted)
+		fail(t, 0, "queue %u: submitted_seqno %" PRIu64 ", %" PRIu64
+		     " were submitted", q->id, (uint64_t)st.submitted_seqno,
+		     q->submitted);
+	queue_seen(t, tg->fd, tg->df, q, &st);
+	/* Bans fdinfo counts must show: now and then, as jobs could fault. */
+	if (tg->df->jobs - tg->df->bans_read_jobs >= t->ctx->ref.ban_faults)
+		check_bans(t, tg->fd, tg->df, NULL, NULL);
+}
+
+/*
+ * The kernel accepted @count jobs of the file: count them (each may make
+ * one MMU fault, see may_be_banned()), and mark the buffers they list as
+ * held by a job, every buffer of the file if the lists are not ours to read.
+ */
+static void submitted_jobs(struct fuzz_dfile *df, const unsigned char *arr,
+			   size_t stride, unsigned int count,
+			   const uint32_t *handles, const void *syncs, bool blind)
+{
+	unsigned int k, i, m;
+	struct fuzz_bo *bo;
+
+	df->jobs += count;
+	for (k = 0; k < count && !blind; k++) {
+		const struct drm_trn_job *j =
+			(const struct drm_trn_job *)(arr + k * stride);
+		const uint32_t *h = (const uint32_t *)(uintptr_t)j->bo_handles;
+
+		if (j->bo_count && !within(j->bo_handles, 4ull * j->bo_count,
+					   handles, syncs)) {
+			blind = true;
+			break;
+		}
+		for (i = 0; i < j->bo_count; i++) {
+			bo = find_bo(df, h[i]);
+			if (bo)
+				bo->listed = true;
+			/* A status buffer outlives its queue in the job. */
+			for (m = 0; bo && bo->kernel_owned && m < df->nr_queues;
+			     m++)
+				if (df->queues[m].status_handle == h[i])
+					df->queues[m].status_listed = true;
+		}
+	}
+	for (i = 0; blind && i < df->nr_bos; i++)
+		df->bos[i].listed = true;
+	for (i = 0; blind && i < df->nr_queues; i++)
+		df->queues[i].status_listed = true;
+}
+
+/*
  * DRM_IOCTL_TRN_SUBMIT: 1-16 jobs (or a count out of range) of the file's
  * queues or none, each a stream in the file's command buffer (valid,
  * mutated or random bytes, defused), its buffers, in- and out-syncs, with
@@ -1749,7 +2257,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	struct fuzz_ptr jp = { (uintptr_t)arr, BIG_SIZE, "jobs" };
 	unsigned int count, gen, i, k, m, nh = 0, ns = 0;
 	unsigned int errs = 0, maybe = 0;
-	bool have_cmd, unknown = false;
+	bool have_cmd, unknown = false, blind = false, top_err, state;
 	struct drm_trn_submit s, *us;
 	struct fuzz_queue *q;
 	enum arg_kind kind;
@@ -1777,14 +2285,19 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	if (one_in(t, 16))
 		count = one_in(t, 2) ? 0 : DRM_TRN_SUBMIT_MAX_JOBS + 1 +
 					   below(t, 100);
+	/* One call in four does not wait for room in the queue. */
+	if (one_in(t, 4))
+		s.flags = DRM_TRN_SUBMIT_NONBLOCK;
 	if (one_in(t, 16))
 		s.flags = rnd_bits(t);
-	if (s.flags || !count || count > DRM_TRN_SUBMIT_MAX_JOBS ||
-	    s.job_size < 64 || s.job_size > 4096)
+	top_err = s.flags & ~DRM_TRN_SUBMIT_NONBLOCK || !count ||
+		  count > DRM_TRN_SUBMIT_MAX_JOBS || s.job_size < 64 ||
+		  s.job_size > 4096;
+	if (top_err)
 		errs |= S_EINVAL;
 	stride = s.job_size >= 64 && s.job_size <= 128 ? s.job_size : 64;
 	if (stride != s.job_size && !errs)
-		unknown = true;		/* the kernel reads what we did not write */
+		unknown = blind = true;	/* the kernel reads what we did not write */
 	/* Jobs past the 16th are zero: only counts the kernel refuses. */
 	gen = count < 16 ? count : 16;
 	memset(arr, 0, stride * (count < 300 ? count : 300));
@@ -1904,7 +2417,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	if (one_in(t, 16)) {
 		jp = pick_ptr(t, 0);
 		s.jobs = jp.addr;
-		unknown = true;		/* some memory, or none */
+		unknown = blind = true;	/* some memory, or none */
 	}
 
 	/* The model of each job the kernel will read. */
@@ -1931,7 +2444,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 					    syncs, big_end)) ||
 		    (j->out_count && !within(j->out_syncs, 16ull * j->out_count,
 					     syncs, big_end))) {
-			unknown = true;
+			unknown = blind = true;
 			break;
 		}
 		for (i = 0; i < j->bo_count; i++) {
@@ -1976,19 +2489,16 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 		 ((struct drm_trn_job *)arr)->bo_count,
 		 ((struct drm_trn_job *)arr)->in_count,
 		 ((struct drm_trn_job *)arr)->out_count);
-	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_SUBMIT, us);
-	account(t, tg, ret, kind == A_NORMAL || kind == A_RO ? MODEL_ANY :
-						  -EFAULT);
 	/*
-	 * SUBMIT only reads its argument, so a read-only one works: it is
-	 * the read-only page's contents, naming some queue, that ran.
+	 * SUBMIT only reads its argument, so a read-only one is no fault:
+	 * the read-only page's contents run, whose flags (a query's size)
+	 * it refuses.
 	 */
-	if (tg->kind == T_FILE && kind == A_RO && !ret) {
-		unsigned int qi;
-
-		for (qi = 0; qi < df->nr_queues; qi++)
-			df->queues[qi].submitted = UINT64_MAX;
-	}
+	t->submit_call = true;
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_SUBMIT, us);
+	account(t, tg, ret, kind == A_NORMAL ? MODEL_ANY :
+			    kind == A_RO ? -EINVAL : -EFAULT);
+	t->submit_call = false;
 	if (tg->kind != T_FILE || kind != A_NORMAL)
 		return;
 	if (!q && !exact(tg, A_NORMAL))
@@ -1998,7 +2508,37 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	if (!df->exact || !df->stable)
 		unknown = true;
 
-	if (!unknown) {
+	/*
+	 * After its own fields and the queue's number, and before any job,
+	 * SUBMIT looks at the queue's state: banned (ECANCELED), or full with
+	 * DRM_TRN_SUBMIT_NONBLOCK (EAGAIN).
+	 */
+	state = !top_err && q;
+	if (ret == -ECANCELED || ret == -EAGAIN) {
+		if (!state) {
+			if (top_err || df->exact)
+				fail(t, -ret, "returned %s, expected %s%#x",
+				     errname(-ret), errs ? "one of " : "",
+				     errs | maybe);
+		} else if (ret == -ECANCELED) {
+			queue_banned(t, tg->fd, df, q, "refused jobs");
+		} else if (!(s.flags & DRM_TRN_SUBMIT_NONBLOCK)) {
+			fail(t, EAGAIN, "EAGAIN without DRM_TRN_SUBMIT_NONBLOCK");
+		} else if (q->banned && df->exact) {
+			fail(t, EAGAIN, "banned queue %u: EAGAIN, expected ECANCELED",
+			     q->id);
+		} else if (df->exact && q->submitted != UINT64_MAX &&
+			   q->submitted - q->completed + count <=
+			   t->ctx->ref.queue_depth) {
+			fail(t, EAGAIN, "EAGAIN: at most %" PRIu64 " + %u of %u jobs",
+			     q->submitted - q->completed, count,
+			     t->ctx->ref.queue_depth);
+		}
+	} else if (state && q->banned && df->exact &&
+		   !(ret == -ENODEV && !df->stable)) {
+		fail(t, -ret, "banned queue %u: returned %s, expected ECANCELED",
+		     q->id, ret ? errname(-ret) : "0");
+	} else if (!unknown) {
 		int e = -ret;
 		unsigned int bit = submit_errno_bit(e);
 
@@ -2008,6 +2548,13 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 			fail(t, e, "returned %s, expected %s%#x", errname(e),
 			     errs ? "one of " : "success or ", errs | maybe);
 	}
+	if (!ret)
+		submitted_jobs(df, arr, stride, count, handles, syncs,
+			       blind || jp.addr != (uintptr_t)arr);
+	/* Any other answer came past the queue's state: not banned then. */
+	if (state && df->exact && ret != -ECANCELED &&
+	    !(ret == -ENODEV && !df->stable))
+		queue_ok(df, q);
 	if (!q)
 		return;
 	if (ret) {
@@ -2015,18 +2562,21 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 		struct drm_trn_queue_status st = { .queue_id = q->id };
 
 		if (q->submitted != UINT64_MAX &&
-		    !do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_STATUS, &st) &&
-		    st.submitted_seqno != q->submitted)
-			fail(t, 0, "failed submit moved submitted_seqno from %"
-			     PRIu64 " to %" PRIu64, q->submitted,
-			     (uint64_t)st.submitted_seqno);
+		    !do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_STATUS, &st)) {
+			if (st.submitted_seqno != q->submitted)
+				fail(t, 0, "failed submit moved submitted_seqno from %"
+				     PRIu64 " to %" PRIu64, q->submitted,
+				     (uint64_t)st.submitted_seqno);
+			queue_seen(t, tg->fd, df, q, &st);
+		}
 		return;
 	}
-	if (unknown) {
+	if (!df->exact || !df->stable) {
 		q->submitted = UINT64_MAX;
 		return;
 	}
-	for (k = 0; k < count && q->submitted != UINT64_MAX; k++) {
+	/* All of them were queued; with @blind, numbered where we cannot see. */
+	for (k = 0; k < count && !blind && q->submitted != UINT64_MAX; k++) {
 		uint64_t seq;
 
 		memcpy(&seq, arr + k * stride + offsetof(struct drm_trn_job,
@@ -2039,6 +2589,7 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 	}
 	if (q->submitted != UINT64_MAX)
 		q->submitted += count;
+	submit_status(t, tg, q);
 }
 
 /*
@@ -2115,11 +2666,14 @@ static const struct trn_driver_ioctl {
 	{ DRM_TRN_BO_USERPTR, "TRN_BO_USERPTR",
 	  sizeof(struct drm_trn_bo_userptr),
 	  { offsetof(struct drm_trn_bo_userptr, addr), -1 }, true, NULL },
-	/* Queues and jobs change what the engine models: "creates". */
+	/*
+	 * Queues and jobs change what the engine models: "creates"; but a
+	 * destroyed queue is modelled from the argument (act_driver()).
+	 */
 	{ DRM_TRN_QUEUE_CREATE, "TRN_QUEUE_CREATE",
 	  sizeof(struct drm_trn_queue_create), { -1, -1 }, true, NULL },
 	{ DRM_TRN_QUEUE_DESTROY, "TRN_QUEUE_DESTROY",
-	  sizeof(struct drm_trn_queue_destroy), { -1, -1 }, true, NULL },
+	  sizeof(struct drm_trn_queue_destroy), { -1, -1 }, false, NULL },
 	{ DRM_TRN_SUBMIT, "TRN_SUBMIT", sizeof(struct drm_trn_submit),
 	  { offsetof(struct drm_trn_submit, jobs), -1 }, true, NULL },
 	{ DRM_TRN_QUEUE_STATUS, "TRN_QUEUE_STATUS",
@@ -2183,6 +2737,7 @@ static void act_driver(struct fuzz_thread *t)
 	static const unsigned int sizes[] = { 0, 1, 8, 24, 48, 56, 64, 128,
 					      129, 4096 };
 	const struct trn_driver_ioctl *known = NULL;
+	unsigned char view[256] = { 0 };
 	unsigned int nr, type = DRM_IOCTL_BASE, dir, size, i, n_known;
 	enum arg_kind kind = A_NORMAL;
 	unsigned long cmd;
@@ -2190,6 +2745,9 @@ static void act_driver(struct fuzz_thread *t)
 	struct fuzz_ptr p;
 	void *arg;
 	int ret, model = MODEL_ANY;
+
+	_Static_assert(sizeof(struct drm_trn_queue_status) <= sizeof(view),
+		       "the view holds any of the driver's arguments");
 
 	n_known = ARRAY_SIZE(driver_ioctls);
 	switch (below(t, 10)) {
@@ -2254,6 +2812,7 @@ static void act_driver(struct fuzz_thread *t)
 		 "ioctl(fd %d, _IOC(dir %u, type %#x, nr %#x, size %u) [%s], %s)",
 		 tg.fd, dir, type, nr, size, known ? known->name : "unknown",
 		 arg_kind_names[kind]);
+	t->submit_call = known && known->nr == DRM_TRN_SUBMIT;
 	ret = do_ioctl(tg.fd, cmd, arg);
 	/* A number the tables do not know answers: a new ioctl landed. */
 	if (model == -EINVAL && tg.kind == T_FILE && ret != -EINVAL &&
@@ -2265,9 +2824,47 @@ static void act_driver(struct fuzz_thread *t)
 		return;
 	}
 	account(t, &tg, ret, model);
-	/* A handle or queue may exist that the engine was not told about. */
-	if (known && known->creates && tg.kind == T_FILE &&
-	    handler_may_have_run(dir, size, kind, ret))
+	t->submit_call = false;
+	if (!known || tg.kind != T_FILE)
+		return;
+	/*
+	 * What the handler saw: zeros without _IOC_WRITE, else the argument
+	 * up to the size, then zeros.
+	 */
+	if (dir & _IOC_WRITE && (kind == A_NORMAL || kind == A_RO))
+		memcpy(view, kind == A_RO ? t->ctx->ro : t->arg,
+		       size < known->size ? size : known->size);
+	/* Random jobs that reached a banned queue: it may be banned. */
+	if (ret == -ECANCELED) {
+		struct drm_trn_submit sub;
+		struct fuzz_queue *q;
+
+		memcpy(&sub, view, sizeof(sub));
+		q = find_queue(tg.df, sub.queue_id);
+		if (q)
+			queue_banned(t, tg.fd, tg.df, q, "refused random jobs");
+		else if (tg.df->exact)
+			fail(t, ECANCELED, "ECANCELED for queue %u, which the file does not have",
+			     sub.queue_id);
+	}
+	/*
+	 * QUEUE_DESTROY copies nothing back: 0 is its handler's, which
+	 * destroyed the queue it saw, status buffer handle and all.
+	 */
+	if (known->nr == DRM_TRN_QUEUE_DESTROY && !ret) {
+		struct drm_trn_queue_destroy d;
+
+		memcpy(&d, view, sizeof(d));
+		queue_destroyed(tg.df, d.queue_id, t->ctx->page_size);
+	}
+	/*
+	 * A handle or queue may exist that the engine was not told about,
+	 * unless the EFAULT was the copy back's and the handler refused what
+	 * it saw.
+	 */
+	if (known->creates && handler_may_have_run(dir, size, kind, ret) &&
+	    (ret != -EFAULT || kind == A_NORMAL ||
+	     !handler_refuses(t, &tg, known->nr, view)))
 		tg.df->exact = false;
 }
 
@@ -2457,7 +3054,7 @@ static void core_gem_close(struct fuzz_thread *t, const struct target *tg)
 	account(t, tg, ret, arg_model(kind, model));
 	/* GEM_CLOSE only reads its argument: the read-only one closes too. */
 	if (!ret && tg->kind == T_FILE)
-		forget_bo(tg->df, kind == A_RO ? RO_HANDLE : c.handle);
+		bo_closed(tg->df, kind == A_RO ? RO_HANDLE : c.handle);
 }
 
 static void core_gem_flink(struct fuzz_thread *t, const struct target *tg)
@@ -2475,6 +3072,27 @@ static void core_gem_flink(struct fuzz_thread *t, const struct target *tg)
 	account(t, tg, ret, MODEL_ANY);
 }
 
+/*
+ * The thread's newest dma-buf is closed: what it held of the file it came
+ * from may be freed now, or still be held by an import somewhere.
+ */
+static void dmabuf_close(struct fuzz_thread *t)
+{
+	struct fuzz_dfile *df = t->dmabuf_df;
+	unsigned int i;
+
+	if (t->dmabuf_fd >= 0)
+		close(t->dmabuf_fd);
+	t->dmabuf_fd = -1;
+	t->dmabuf_df = NULL;
+	if (!df || !df->refs || df->gen != t->dmabuf_gen)
+		return;		/* that file is closed */
+	charges_add(&df->linger, df->held.bos, df->held.hbm, df->held.pinned);
+	memset(&df->held, 0, sizeof(df->held));
+	for (i = 0; i < df->nr_bos; i++)
+		df->bos[i].dmabuf = false;
+}
+
 /* memory.md: host buffers are exported, device and user memory are not. */
 static void core_prime_handle_to_fd(struct fuzz_thread *t,
 				    const struct target *tg)
@@ -2482,7 +3100,7 @@ static void core_prime_handle_to_fd(struct fuzz_thread *t,
 	static const uint32_t flags[] = { 0, DRM_CLOEXEC, DRM_RDWR,
 					  DRM_CLOEXEC | DRM_RDWR };
 	struct drm_prime_handle c = { 0 }, *uc;
-	const struct fuzz_bo *bo;
+	struct fuzz_bo *bo;
 	enum arg_kind kind;
 	int ret, model = MODEL_ANY;
 
@@ -2494,7 +3112,7 @@ static void core_prime_handle_to_fd(struct fuzz_thread *t,
 	if (c.flags & ~(DRM_CLOEXEC | DRM_RDWR))
 		model = -EINVAL;
 	else if (bo && bo->kernel_owned)
-		model = MODEL_ANY;
+		model = -EOPNOTSUPP;	/* could be mapped writable elsewhere */
 	else if (bo && bo->placement == DRM_TRN_PLACEMENT_HOST)
 		model = MODEL_RESOURCE;
 	else if (bo && (bo->placement == DRM_TRN_PLACEMENT_HBM ||
@@ -2507,12 +3125,57 @@ static void core_prime_handle_to_fd(struct fuzz_thread *t,
 		 arg_kind_names[kind], c.handle, c.flags);
 	ret = do_ioctl(tg->fd, DRM_IOCTL_PRIME_HANDLE_TO_FD, uc);
 	account(t, tg, ret, arg_model(kind, model));
+	/* The read-only argument (handle 1) is exported before the copy back fails. */
+	if (tg->kind == T_FILE && kind == A_RO && (!ret || ret == -EFAULT)) {
+		bo = find_bo(tg->df, RO_HANDLE);
+		if (bo)
+			bo->exported = true;
+	}
 	if (ret || kind != A_NORMAL || uc->fd < 0)
 		return;
 	/* Keep the newest export for imports. */
-	if (t->dmabuf_fd >= 0)
-		close(t->dmabuf_fd);
+	dmabuf_close(t);
 	t->dmabuf_fd = uc->fd;
+	if (bo) {
+		bo->exported = true;	/* the dma-buf holds it */
+		bo->dmabuf = true;
+		t->dmabuf_df = tg->df;
+		t->dmabuf_gen = tg->df->gen;
+	}
+}
+
+/*
+ * A dma-buf was imported as @handle. A buffer of the same device comes
+ * back as itself, charged to whoever created it; a foreign one is charged
+ * to the first file of the device that imported it, which may be this one
+ * (memory.md): BO_INFO says which it is, and its size.
+ */
+static void imported(struct fuzz_thread *t, const struct target *tg,
+		     uint32_t handle)
+{
+	struct drm_trn_bo_info info = { .handle = handle };
+	struct fuzz_dfile *df = tg->df;
+	struct fuzz_bo *bo;
+	int ret;
+
+	if (find_bo(df, handle))
+		return;		/* one of the file's own, back */
+	bo = track_bo(df, handle);
+	if (!bo)
+		return;
+	snprintf(t->call, sizeof(t->call), "TRN_BO_INFO(fd %d, imported handle %u)",
+		 tg->fd, handle);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_BO_INFO, &info);
+	account(t, tg, ret, df->stable ? MODEL_RESOURCE : MODEL_ANY);
+	if (ret) {
+		df->charge_unbounded = true;
+		return;
+	}
+	bo->size = info.size;
+	bo->va = info.va;
+	bo->placement = info.placement;
+	bo->mmap_offset = info.mmap_offset;
+	bo->maybe_charged = info.placement == DRM_TRN_PLACEMENT_IMPORTED;
 }
 
 static void core_prime_fd_to_handle(struct fuzz_thread *t,
@@ -2533,10 +3196,10 @@ static void core_prime_fd_to_handle(struct fuzz_thread *t,
 	account(t, tg, ret, MODEL_ANY);
 	if (tg->kind != T_FILE)
 		return;
-	if (kind == A_RO)
+	if (kind == A_RO && (!ret || ret == -EFAULT))
 		tg->df->exact = false;
 	if (!ret && kind == A_NORMAL)
-		track_bo(tg->df, uc->handle);
+		imported(t, tg, uc->handle);
 }
 
 static void core_syncobj_create(struct fuzz_thread *t,
@@ -3009,8 +3672,6 @@ static void files_mmap_bo(struct fuzz_thread *t, struct fuzz_file *f)
 		model = MODEL_ANY;
 	else if (df->mode == O_WRONLY)
 		model = -EACCES;
-	else if (bo->kernel_owned && prot & PROT_WRITE)
-		model = MODEL_ANY;	/* status pages map read-only */
 	else if (flags == MAP_SHARED && prot & PROT_WRITE &&
 		 df->mode == O_RDONLY)
 		model = -EACCES;
@@ -3019,6 +3680,8 @@ static void files_mmap_bo(struct fuzz_thread *t, struct fuzz_file *f)
 		model = MODEL_ANY;
 	else if (len > bo->size || flags == MAP_PRIVATE)
 		model = -EINVAL;
+	else if (bo->kernel_owned && prot & PROT_WRITE)
+		model = -EACCES;	/* status pages map read-only */
 	else
 		model = MODEL_RESOURCE;
 
@@ -3713,6 +4376,7 @@ bool trn_fuzz_errno_expected(int err)
 	case EEXIST:
 	case EDQUOT:	/* per-context limits on buffers and pinned memory */
 	case EMFILE:	/* per-context limit on queues */
+	case ECANCELED:	/* SUBMIT to a queue of a banned context */
 		return true;
 	default:
 		return false;

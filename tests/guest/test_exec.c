@@ -381,9 +381,9 @@ TEST_F(exec, queue_destroy_bad)
 	ASSERT_EQ(0, queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &c));
 	EXPECT_EQ(0, queue_destroy(self->fd, c.queue_id));
 	EXPECT_EQ(-ENOQUEUE, queue_destroy(self->fd, c.queue_id));
-	/* Its handles stay valid until closed. */
+	/* The status buffer went with the queue; the syncobj stays. */
+	EXPECT_EQ(-EINVAL, gem_close(self->fd, c.status_handle));
 	EXPECT_EQ(0, syncobj_destroy(self->fd, c.syncobj));
-	EXPECT_EQ(0, gem_close(self->fd, c.status_handle));
 }
 
 TEST_F(exec, queue_status_bad)
@@ -481,8 +481,15 @@ TEST_F(exec, submit_bad_flags)
 
 	ASSERT_EQ(0, write_job(self, &j, 0, 1));
 	for (bit = 0; bit < 32; bit++) {
+		if ((1u << bit) & DRM_TRN_SUBMIT_NONBLOCK)
+			continue;
 		s = submit_of(self->q.queue_id, &j, 1);
 		s.flags = 1u << bit;
+		EXPECT_EQ(0, fails_cleanly(self->fd, self->q.queue_id, &s,
+					   EINVAL))
+			TH_LOG("flags %#x", s.flags);
+		/* Unknown bits beside a known one are refused all the same. */
+		s.flags |= DRM_TRN_SUBMIT_NONBLOCK;
 		EXPECT_EQ(0, fails_cleanly(self->fd, self->q.queue_id, &s,
 					   EINVAL))
 			TH_LOG("flags %#x", s.flags);
@@ -1255,7 +1262,11 @@ TEST_F(exec, in_sync_orders_across_queues)
 	EXPECT_EQ(1, timeline_fence_status(self->fd, b.syncobj, 1));
 }
 
-/* Destroying a queue does not wait, and its submitted jobs still run. */
+/*
+ * Destroying a queue does not wait, and its unfinished jobs are cancelled:
+ * A's job blocks on semaphore 9; after the destroy, C releases the
+ * semaphore, and A's job must neither write nor succeed.
+ */
 TEST_F(exec, destroy_with_jobs_in_flight)
 {
 	struct drm_trn_queue_create a, c;
@@ -1271,15 +1282,18 @@ TEST_F(exec, destroy_with_jobs_in_flight)
 	ASSERT_EQ(0, submit_jobs(self->fd, a.queue_id, &ja, 1));
 	ASSERT_EQ(0, queue_destroy(self->fd, a.queue_id));
 	EXPECT_EQ(-ENOQUEUE, submit_jobs(self->fd, a.queue_id, &ja, 1));
-	EXPECT_EQ(-ETIME, syncobj_wait_point(self->fd, a.syncobj, 1, 0));
+	/* Cancelled, whether it was on the device already or not. */
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, a.syncobj, 1, WAIT_MS));
+	EXPECT_EQ(-ESRCH, timeline_fence_status(self->fd, a.syncobj, 1));
 
 	off = self->cs.len;
 	ASSERT_EQ(0, cmds_sem(&self->cs, false, 9, 1));
 	job_at(self, &jc, off, self->cs.len - off);
 	ASSERT_EQ(0, submit_jobs(self->fd, c.queue_id, &jc, 1));
 	ASSERT_EQ(0, syncobj_wait_point(self->fd, a.syncobj, 1, WAIT_MS));
-	EXPECT_EQ(0x99, data32(self)[10]);
-	EXPECT_EQ(1, timeline_fence_status(self->fd, a.syncobj, 1));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, c.syncobj, 1, WAIT_MS));
+	EXPECT_EQ(0, data32(self)[10]);
+	EXPECT_EQ(-ESRCH, timeline_fence_status(self->fd, a.syncobj, 1));
 }
 
 /* A job listing no buffers at all may still run (its memory is mapped). */

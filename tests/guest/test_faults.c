@@ -25,8 +25,10 @@
  * below out of the injection.
  */
 #include <pthread.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include "kselftest_harness.h"
 #include "trn_test.h"
@@ -371,6 +373,28 @@ static int snapshot_diff(const struct snapshot *a, const struct snapshot *b,
 	else
 		return 0;
 	return -1;
+}
+
+/*
+ * Like snapshot(), for comparing with @want once an operation was undone:
+ * the references a closed file's last jobs hold on trn and trn_sim go
+ * when the jobs are freed, a moment after their fences signalled (the
+ * driver frees them from a worker), so differing module references are
+ * looked at again for up to SETTLE_MS.
+ */
+#define SETTLE_MS	2000
+
+static void snapshot_settled(const struct snapshot *want, struct snapshot *s)
+{
+	int64_t deadline = mono_ns() + SETTLE_MS * 1000000ll;
+
+	snapshot(s);
+	while ((s->trn_refs != want->trn_refs ||
+		s->sim_refs != want->sim_refs) && mono_ns() < deadline) {
+		usleep(1000);
+		s->trn_refs = module_refcnt("trn");
+		s->sim_refs = module_refcnt("trn_sim");
+	}
 }
 
 /* ---- operations ---- */
@@ -1159,6 +1183,7 @@ struct exec_state {
 	int helper_ret;
 	unsigned int in_flight;		/* closes with A's jobs unfinished */
 	unsigned int waited;		/* closes that waited for them */
+	unsigned int cancelled;		/* closes that cancelled some */
 	struct sim_counters mem;	/* the device's memory before */
 };
 
@@ -1177,6 +1202,7 @@ static void exec_reset(struct exec_state *x)
 	x->seqno_written = keep.seqno_written;
 	x->in_flight = keep.in_flight;
 	x->waited = keep.waited;
+	x->cancelled = keep.cancelled;
 	x->mem = keep.mem;
 }
 
@@ -1427,7 +1453,10 @@ static int run_queue_destroy(struct op_state *s)
 	return queue_destroy(s->fd, s->x->q.queue_id);
 }
 
-/* Gone; its handles stay; the next queue takes its number and works. */
+/*
+ * Gone, and its status buffer with it (the handle too); its syncobj
+ * handle stays; the next queue takes its number and works.
+ */
 static int check_queue_destroy_ok(struct op_state *s, char *why, size_t size)
 {
 	const struct drm_trn_queue_create *q = &s->x->q;
@@ -1443,9 +1472,14 @@ static int check_queue_destroy_ok(struct op_state *s, char *why, size_t size)
 			 strerror(-ret));
 		return -1;
 	}
-	if (syncobj_query(s->fd, q->syncobj, &point) ||
-	    bo_info(s->fd, q->status_handle, &bi)) {
-		snprintf(why, size, "the destroyed queue's handles are gone");
+	if (syncobj_query(s->fd, q->syncobj, &point)) {
+		snprintf(why, size, "the destroyed queue's syncobj handle is gone");
+		return -1;
+	}
+	ret = bo_info(s->fd, q->status_handle, &bi);
+	if (ret != -ENOENT) {
+		snprintf(why, size, "the destroyed queue's status handle: %s",
+			 strerror(-ret));
 		return -1;
 	}
 	ret = queue_create(s->fd, 0, DRM_TRN_PRIORITY_NORMAL, &c);
@@ -1704,9 +1738,10 @@ static int check_submit_failed(struct op_state *s, char *why, size_t size)
  * Close of a file A with jobs in flight. A's queue runs a batch: the first
  * job at once, the other three wait for job 1 of a second file B, which
  * waits on a device semaphore that a helper thread (not injected) releases
- * from another queue of B RELEASE_MS after the test closes A. Closing waits
- * for A's jobs; they write into a buffer of B that A imported, where the
- * test checks their data once A is gone.
+ * from another queue of B RELEASE_MS after the test closes A. Closing
+ * waits for nothing and cancels A's unfinished jobs: the three behind B's
+ * never write into the buffer of B that A imported, where the test checks
+ * once A is gone (the first may have run before the close).
  */
 static void *close_helper(void *arg)
 {
@@ -1853,12 +1888,19 @@ static int run_close(struct op_state *s)
 	return ret;
 }
 
-/* A's jobs all ran and wrote; B's ran; nothing failed or was cancelled. */
+/*
+ * Every job of A either ran before the close (and wrote) or was cancelled
+ * by it (and did not, even though what it waited for finished after the
+ * close): the jobs that ran are a prefix of A's queue. B's ran. Every job
+ * is accounted for, as completed or failed.
+ */
 static int check_close_ok(struct op_state *s, char *why, size_t size)
 {
 	struct exec_state *x = s->x;
+	const struct exec_counters *a = &x->ctr;
 	uint32_t *d = words(&x->shared);
-	unsigned int i;
+	struct exec_counters b;
+	unsigned int i, ran;
 	int ret;
 
 	pthread_join(x->helper, NULL);
@@ -1876,14 +1918,33 @@ static int check_close_ok(struct op_state *s, char *why, size_t size)
 		snprintf(why, size, "file B's jobs: %s", strerror(-ret));
 		return -1;
 	}
-	if (counters_moved(s, MAX_JOBS + 2, MAX_JOBS + 2, why, size))
+	ret = exec_counters_idle(s->id, EXEC_WAIT_MS, &b);
+	if (ret) {
+		snprintf(why, size, "device not idle: %s", strerror(-ret));
 		return -1;
-	for (i = 0; i < MAX_JOBS; i++)
-		if (d[i] != EXEC_MAGIC + i) {
-			snprintf(why, size, "job %u of the closed file wrote %#x",
-				 i + 1, d[i]);
+	}
+	for (ran = 0; ran < MAX_JOBS && d[ran] == EXEC_MAGIC + ran; ran++)
+		;
+	for (i = ran; i < MAX_JOBS; i++)
+		if (d[i]) {
+			snprintf(why, size,
+				 "job %u of the closed file wrote %#x after job %u did not",
+				 i + 1, d[i], ran + 1);
 			return -1;
 		}
+	if (ran < MAX_JOBS)
+		x->cancelled++;
+	if (b.submitted - a->submitted != MAX_JOBS + 2 ||
+	    b.completed - a->completed != 2 + ran ||
+	    b.failed - a->failed != MAX_JOBS - ran) {
+		snprintf(why, size,
+			 "jobs_submitted/completed/failed moved +%llu/+%llu/+%llu, want +%u/+%u/+%u",
+			 (unsigned long long)(b.submitted - a->submitted),
+			 (unsigned long long)(b.completed - a->completed),
+			 (unsigned long long)(b.failed - a->failed),
+			 MAX_JOBS + 2, 2 + ran, MAX_JOBS - ran);
+		return -1;
+	}
 	return 0;
 }
 
@@ -2116,7 +2177,7 @@ static bool fault_loop(struct __test_metadata *_metadata,
 			op->undo(s, ret);
 
 		/* Back to where the test started, */
-		snapshot(&now);
+		snapshot_settled(&base, &now);
 		EXPECT_EQ(0, snapshot_diff(&base, &now, why, sizeof(why)))
 			TH_LOG("%s, after fault %u and undo: %s", op->name, nth,
 			       why);
@@ -2274,8 +2335,7 @@ TEST_F_TIMEOUT(faults, buffers, 900)
 			.copyback = copyback_bo,
 		}, {
 			.name = "BO_CREATE host",
-			/* shmem_file_setup() says ENOSPC when out of memory */
-			.allowed = { ENOMEM, EFAULT, ENOSPC },
+			.allowed = { ENOMEM, EFAULT },
 			.prepare = prepare_fd, .run = run_bo_create_host,
 			.check_ok = check_bo_ok,
 			.check_failed = check_bo_failed,
@@ -2433,8 +2493,9 @@ TEST_F_TIMEOUT(faults, close_with_jobs, 900)
 	ASSERT_EQ(0, open_device(&s, 0));
 	ASSERT_EQ(0, sim_counters(0, &x.mem));
 	if (fault_loop(_metadata, self, &op, &s, &r))
-		TH_LOG("%s: %u of %u closes found jobs of the file unfinished, %u waited for them",
-		       op.name, x.in_flight, r.points + 1, x.waited);
+		TH_LOG("%s: %u of %u closes found jobs of the file unfinished, %u waited for them, %u cancelled some",
+		       op.name, x.in_flight, r.points + 1, x.waited,
+		       x.cancelled);
 	EXPECT_EQ(0, sim_counters_wait(0, &x.mem, &now))
 		TH_LOG("device memory hbm_used %llu host_pinned %llu, was %llu %llu",
 		       (unsigned long long)now.hbm_used,
@@ -2625,6 +2686,215 @@ TEST_F_TIMEOUT(faults, module_unload, 1800)
 	ASSERT_EQ(0, module_unload("trn_sim"));
 	fault_loop(_metadata, self, &op, &s, &r);
 	EXPECT_EQ(0, module_load(self->module_dir, "trn_sim", "num_devices=1"));
+}
+
+/*
+ * The fence signalling path under fault injection and memory pressure.
+ * Nothing between a job's submission and its fences signalling may
+ * allocate (run_job, the simulator's engine, retiring, the timeout
+ * handler, the ban); lockdep checks that statically on this lane, as
+ * every one of those paths is annotated with dma_fence_begin_signalling().
+ * This drives all of them while a hog keeps the guest short of memory and
+ * a random tenth of this thread's allocations fail: submissions may fail
+ * (ENOMEM, cleanly: nothing queued), but every job that was queued must
+ * finish, with the right data or a device error of its own, the hanging
+ * one must time out and ban its context, and the device must end idle
+ * with every job accounted for.
+ */
+#define PRESSURE_DEV	954
+#define PRESSURE_JOBS	600
+
+static pid_t start_hog(size_t leave_mib)
+{
+	long pages = sysconf(_SC_AVPHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	size_t want, i;
+	pid_t pid;
+
+	want = (size_t)pages * (size_t)psz;
+	if (want <= (leave_mib << 20))
+		return 0;
+	want -= leave_mib << 20;
+	fflush(NULL);
+	pid = fork();
+	if (pid)
+		return pid;
+	for (i = 0; i < want; i += 64 << 20) {
+		size_t len = want - i < (64 << 20) ? want - i : 64 << 20;
+		char *m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED)
+			break;
+		memset(m, 0x5a, len);
+	}
+	pause();
+	_exit(0);
+}
+
+static int make_it_fail(int on)
+{
+	return sysfs_write("/proc/thread-self/make-it-fail", on ? "1" : "0");
+}
+
+/*
+ * Turning injection off is itself a write under injection, which may fail
+ * (and leave it on): try until it takes.
+ */
+static void stop_failing(void)
+{
+	char buf[8];
+
+	while (make_it_fail(0) ||
+	       read_file("/proc/thread-self/make-it-fail", buf, sizeof(buf)) < 0 ||
+	       buf[0] != '0')
+		;
+}
+
+TEST_F_TIMEOUT(faults, signalling_under_pressure, 900)
+{
+	static const char *const prob[][2] = {
+		{ "failslab/probability", "10" },
+		{ "failslab/interval", "1" },
+		{ "failslab/times", "-1" },
+		{ "fail_page_alloc/probability", "10" },
+		{ "fail_page_alloc/interval", "1" },
+		{ "fail_page_alloc/times", "-1" },
+	};
+	struct drm_trn_queue_create q[4], hq;
+	bool wrote[PRESSURE_JOBS] = { false };
+	struct exec_counters c0, c = { 0 };
+	struct host_bo cmd, data;
+	uint64_t old_timeout, last[4] = { 0 };
+	unsigned int i, queued = 0, refused = 0, k;
+	uint32_t bos[2];
+	struct cmds cs;
+	char path[160];
+	pid_t hog;
+	int fd, ret;
+
+	ASSERT_EQ(0, trn_param_get("job_timeout_ms", &old_timeout));
+	ASSERT_EQ(0, trn_param_set("job_timeout_ms", 500));
+	ret = sim_new(PRESSURE_DEV, 2, 64, 2);
+	trn_param_set("job_timeout_ms", old_timeout);
+	ASSERT_EQ(0, ret);
+	fd = sim_open(PRESSURE_DEV);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, host_bo_new(fd, 256 << 10, &cmd));
+	ASSERT_EQ(0, host_bo_new(fd, 64 << 10, &data));
+	bos[0] = cmd.handle;
+	bos[1] = data.handle;
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, queue_create(fd, i % 2, DRM_TRN_PRIORITY_NORMAL,
+					  &q[i]));
+	cmds_init(&cs, cmd.map, cmd.va, cmd.size);
+	ASSERT_EQ(0, exec_counters(PRESSURE_DEV, &c0));
+
+	for (i = 0; i < ARRAY_SIZE(prob); i++) {
+		snprintf(path, sizeof(path), DEBUGFS "/%s", prob[i][0]);
+		if (!access(path, W_OK))
+			ASSERT_EQ(0, save_and_set(self->saved, &self->nsaved,
+						  path, prob[i][1]));
+	}
+	hog = start_hog(96);
+	ASSERT_LE(0, hog);
+
+	ASSERT_EQ(0, make_it_fail(1));
+	for (i = 0; i < PRESSURE_JOBS; i++) {
+		struct drm_trn_job j;
+		size_t from = cs.len;
+		uint32_t slot = i % 1024;
+
+		if (cs.len + 256 > cs.cap)
+			break;
+		switch (i % 3) {
+		case 0:
+			cmds_write32(&cs, data.va + 4 * slot, 0x1000 + i);
+			break;
+		case 1:
+			cmds_fill(&cs, data.va + 8192 + 64 * (i % 64), 0x77, 64);
+			break;
+		default:
+			cmds_copy(&cs, data.va + 32768 + 64 * (i % 64),
+				  data.va + 8192, 64);
+			break;
+		}
+		job_init(&j, cs.va + from, (uint32_t)(cs.len - from));
+		j.bo_handles = (uintptr_t)bos;
+		j.bo_count = 2;
+		k = i % 4;
+		ret = submit_jobs(fd, q[k].queue_id, &j, 1);
+		if (!ret) {
+			queued++;
+			last[k] = j.seqno;
+			wrote[i] = i % 3 == 0;
+		} else if (ret == -ENOMEM || ret == -EINTR || ret == -EAGAIN) {
+			refused++;
+			cs.len = from;
+		} else {
+			stop_failing();
+			ASSERT_EQ(0, ret) TH_LOG("job %u", i);
+		}
+	}
+	/*
+	 * Then a hang on a queue of its own, once the rest finished (the
+	 * ban would cancel what is left): the timeout, reset and ban under
+	 * pressure.
+	 */
+	stop_failing();
+	for (k = 0; k < 4; k++)
+		if (last[k])
+			ASSERT_EQ(0, syncobj_wait_point(fd, q[k].syncobj,
+							last[k], 120000));
+	ASSERT_EQ(0, queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &hq));
+	{
+		struct drm_trn_job j;
+		size_t from = cs.len;
+
+		cmds_sem(&cs, true, 201, 1);
+		job_init(&j, cs.va + from, (uint32_t)(cs.len - from));
+		ASSERT_EQ(0, make_it_fail(1));
+		do {
+			ret = submit_jobs(fd, hq.queue_id, &j, 1);
+		} while (ret == -ENOMEM);
+		stop_failing();
+		ASSERT_EQ(0, ret);
+		queued++;
+	}
+	restore_faults(self->saved, self->nsaved);
+	self->nsaved = 0;
+	configure_faults(self->saved, &self->nsaved, "0");
+
+	ret = exec_counters_idle(PRESSURE_DEV, 120000, &c);
+	kill(hog, SIGKILL);
+	waitpid(hog, NULL, 0);
+	ASSERT_EQ(0, ret) TH_LOG("%u jobs queued, %u refused; submitted %llu completed %llu failed %llu",
+				 queued, refused,
+				 (unsigned long long)(c.submitted - c0.submitted),
+				 (unsigned long long)(c.completed - c0.completed),
+				 (unsigned long long)(c.failed - c0.failed));
+	TH_LOG("%u jobs queued, %u submissions refused under injection",
+	       queued, refused);
+	EXPECT_EQ(c0.submitted + queued, c.submitted);
+	/* The hang failed, and banned the context; nothing else failed. */
+	EXPECT_EQ(c0.failed + 1, c.failed);
+	EXPECT_EQ(c0.resets + 1, c.resets);
+	for (k = 0; k < 4; k++) {
+		struct drm_trn_queue_status st;
+
+		if (!last[k])
+			continue;
+		EXPECT_EQ(1, timeline_fence_status(fd, q[k].syncobj, last[k]));
+		ASSERT_EQ(0, queue_status(fd, q[k].queue_id, &st));
+		EXPECT_EQ(last[k], st.completed_seqno);
+		EXPECT_EQ(0, st.jobs_failed);
+		EXPECT_EQ(DRM_TRN_QUEUE_BANNED, st.state);
+	}
+	for (i = 0; i < PRESSURE_JOBS; i++)
+		if (wrote[i])
+			ASSERT_EQ(0x1000 + i, ((uint32_t *)data.map)[i % 1024])
+				TH_LOG("job %u", i);
+	close(fd);
+	sim_del(PRESSURE_DEV);
 }
 
 TEST_HARNESS_MAIN

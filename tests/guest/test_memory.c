@@ -3,8 +3,10 @@
  * Copyright (c) 2026 The trn authors
  *
  * Buffer objects on simulated device 0 (256 MiB of HBM, idle): sizes,
- * alignment, exhaustion, CPU mappings, zeroing, the MMU (through the
- * simulator's debugfs dma_copy hook), accounting in fdinfo, sysfs and
+ * alignment, exhaustion, CPU mappings, zeroing, data moved by the device
+ * (COPY jobs, dev_copy(), which sync user and imported buffers as a real
+ * job does), the MMU (through the simulator's debugfs dma_copy hook, which
+ * runs outside jobs), accounting in fdinfo, sysfs and
  * DRM_TRN_QUERY_MEMORY, per-context limits, cleanup when a process dies,
  * and every invalid field of BO_CREATE, BO_INFO and BO_USERPTR (a failed
  * call must leave its structure and every counter as they were).
@@ -343,10 +345,11 @@ TEST_F(mem, mmap_round_trip)
 			if (m[i] != (unsigned char)(i * 7 + k))
 				break;
 		EXPECT_EQ(size, i) TH_LOG("kind %zu: byte %zu differs", k, i);
-		/* The device sees it too: copy into a second buffer. */
+		/* The device sees it too: a job copies it into a second buffer. */
 		ASSERT_EQ(0, bo_create(self->fd, size, DRM_TRN_PLACEMENT_HOST, 0,
 				       0, &h2, &va2));
-		ASSERT_EQ(0, sim_dma_copy(DEV, self->ctx, va2, va, size));
+		ASSERT_EQ(0, dev_copy(self->fd, va2, va, size,
+				      (uint32_t[]){ h, h2 }, 2));
 		m2 = bo_mmap(self->fd, h2, size);
 		ASSERT_NE(MAP_FAILED, m2);
 		EXPECT_EQ(0, memcmp(m, m2, size));
@@ -472,6 +475,12 @@ TEST_F_TIMEOUT(mem, fresh_buffers_are_zero, 900)
 
 /* ---- the MMU ---- */
 
+/*
+ * The simulator's dma_copy hook itself, which the fault and isolation tests
+ * rely on: byte granular, across pages, in both directions. Device and host
+ * buffers never bounce (host buffers come from the DMA API), so the CPU sees
+ * what the hook moved on every lane.
+ */
 TEST_F(mem, dma_copy_between_buffers)
 {
 	uint64_t size = 5 * TEST_PAGE, va_a, va_b;
@@ -595,21 +604,30 @@ TEST_F(mem, userptr_round_trip)
 	ASSERT_NE(MAP_FAILED, hm);
 	memset(hm, 0x65, size);
 
+	/*
+	 * Jobs move the data (dev_copy()): user memory may be bounced (the
+	 * 6.12-swiotlb lane), and only a job that lists the buffer brings
+	 * the CPU's writes to the device and the device's back.
+	 */
 	/* The device writes the process's own memory... */
-	ASSERT_EQ(0, sim_dma_copy(DEV, self->ctx, uva + 10, hva, TEST_PAGE));
+	ASSERT_EQ(0, dev_copy(self->fd, uva + 10, hva, TEST_PAGE,
+			      (uint32_t[]){ uh, hh }, 2));
 	EXPECT_TRUE(all_bytes(u, 0x21, 10));
 	EXPECT_TRUE(all_bytes(u + 10, 0x65, TEST_PAGE));
 	EXPECT_TRUE(all_bytes(u + 10 + TEST_PAGE, 0x21, size - 10 - TEST_PAGE));
 	/* ... and reads what the process writes. */
 	memset(u, 0x99, size);
-	ASSERT_EQ(0, sim_dma_copy(DEV, self->ctx, hva, uva, size));
+	ASSERT_EQ(0, dev_copy(self->fd, hva, uva, size,
+			      (uint32_t[]){ hh, uh }, 2));
 	EXPECT_TRUE(all_bytes(hm, 0x99, size));
 
 	/* A read-only userptr: readable, never written. */
-	ASSERT_EQ(0, sim_dma_copy(DEV, self->ctx, hva, rova, size));
+	ASSERT_EQ(0, dev_copy(self->fd, hva, rova, size,
+			      (uint32_t[]){ hh, roh }, 2));
 	EXPECT_TRUE(all_bytes(hm, 0x43, size));
 	ASSERT_EQ(0, fdinfo_u64(self->fd, "trn-mmu-faults", &faults0));
-	EXPECT_EQ(-EFAULT, sim_dma_copy(DEV, self->ctx, rova, uva, size));
+	EXPECT_EQ(-EFAULT, dev_copy(self->fd, rova, uva, size,
+				    (uint32_t[]){ roh, uh }, 2));
 	ASSERT_EQ(0, fdinfo_u64(self->fd, "trn-mmu-faults", &faults));
 	EXPECT_EQ(faults0 + 1, faults);
 	EXPECT_TRUE(all_bytes(ro, 0x43, size));
@@ -1229,6 +1247,14 @@ TEST_F(mem, unplug_with_buffers)
 
 /* ---- the library over the real driver ---- */
 
+/* The GEM handle of a libtrnhal buffer; 0 if it has none. */
+static uint32_t bo_handle(trn_bo_t *bo)
+{
+	struct trn_bo_info bi;
+
+	return trn_bo_info(bo, &bi) ? 0 : bi.handle;
+}
+
 TEST_F(mem, libtrnhal_buffers)
 {
 	struct trn_memory_stats st;
@@ -1276,8 +1302,10 @@ TEST_F(mem, libtrnhal_buffers)
 	memset(p, 0x2d, 4 * TEST_PAGE);
 	EXPECT_EQ(0, trn_bo_unmap(hbm));
 	ASSERT_EQ(0, trn_bo_map(host, (void **)&q));
-	ASSERT_EQ(0, sim_dma_copy(DEV, fd_context(trn_device_fd(dev)),
-				  trn_bo_va(host), trn_bo_va(hbm) + 5, 100));
+	ASSERT_EQ(0, dev_copy(trn_device_fd(dev), trn_bo_va(host),
+			      trn_bo_va(hbm) + 5, 100,
+			      (uint32_t[]){ bo_handle(host), bo_handle(hbm) },
+			      2));
 	EXPECT_TRUE(all_bytes(q, 0x2d, 100));
 	EXPECT_TRUE(all_bytes(q + 100, 0, TEST_PAGE - 100));
 
@@ -1297,9 +1325,11 @@ TEST_F(mem, libtrnhal_buffers)
 	EXPECT_EQ(-EINVAL, trn_bo_userptr(dev, mem + 1, TEST_PAGE, 0, &up));
 	ASSERT_EQ(0, trn_bo_userptr(dev, mem, 2 * TEST_PAGE, 0, &up));
 	EXPECT_EQ(-EINVAL, trn_bo_map(up, (void **)&p));
-	ASSERT_EQ(0, sim_dma_copy(DEV, fd_context(trn_device_fd(dev)),
-				  trn_bo_va(up) + TEST_PAGE, trn_bo_va(host),
-				  TEST_PAGE));
+	/* A job, which hands the (maybe bounced) user memory back. */
+	ASSERT_EQ(0, dev_copy(trn_device_fd(dev), trn_bo_va(up) + TEST_PAGE,
+			      trn_bo_va(host), TEST_PAGE,
+			      (uint32_t[]){ bo_handle(up), bo_handle(host) },
+			      2));
 	EXPECT_EQ(0x2d, mem[TEST_PAGE]);
 
 	/* A forked child cannot use any of it. */

@@ -11,8 +11,10 @@
  * A job hangs either on a device semaphore that nobody signals or through
  * the simulator's debugfs knob hang_next. The driver must time it out and
  * reset: its fences fail with -ETIMEDOUT, its queue is marked guilty and
- * counts the reset, and an innocent context that submitted alongside on
- * the same core completes all its jobs with the right data. Killing or
+ * counts the reset, its context is banned (its later jobs fail with
+ * -ECANCELED, its queues refuse more, a new queue works), and an innocent
+ * context that submitted alongside on the same core completes all its
+ * jobs with the right data. Killing or
  * closing a context with jobs in flight (hung ones included) must bring
  * the device's job and memory counters back to where they were.
  */
@@ -204,36 +206,69 @@ static int child_status(pid_t pid)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1000 + status;
 }
 
-/* The queue's state after job @seqno hung and was reset. */
+/*
+ * The queue's state after job @seqno hung and was reset: the context is
+ * banned, so the queue is guilty and banned, its @cancelled later jobs
+ * failed with -ECANCELED, it refuses more, and a new queue of the same
+ * file works.
+ */
 static void check_guilty(struct __test_metadata *_metadata,
 			 FIXTURE_DATA(rec) *self, uint32_t queue,
-			 uint32_t status_handle, uint64_t seqno)
+			 uint32_t status_handle, uint64_t seqno,
+			 unsigned int cancelled)
 {
 	const volatile struct drm_trn_queue_status_page *sp;
+	struct drm_trn_queue_create fresh;
 	struct drm_trn_queue_status st;
+	unsigned int i;
+	size_t from;
 
 	ASSERT_EQ(0, queue_status(self->fd, queue, &st));
 	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_GUILTY) TH_LOG("state %#x", st.state);
+	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_BANNED) TH_LOG("state %#x", st.state);
 	EXPECT_FALSE(st.state & DRM_TRN_QUEUE_FAULTED);
 	EXPECT_LE(1, st.resets);
-	EXPECT_EQ(1, st.jobs_failed);
-	EXPECT_EQ(seqno, st.failed_seqno);
-	EXPECT_EQ(ETIMEDOUT, st.error);
-	EXPECT_EQ(DRM_TRN_STATUS_TIMEOUT, st.status);
+	EXPECT_EQ(1 + cancelled, st.jobs_failed);
+	EXPECT_EQ(seqno + cancelled, st.failed_seqno);
+	EXPECT_EQ(cancelled ? ECANCELED : ETIMEDOUT, st.error);
+	EXPECT_EQ(cancelled ? DRM_TRN_STATUS_ABORTED : DRM_TRN_STATUS_TIMEOUT,
+		  st.status);
 	sp = status_page_map(self->fd, status_handle);
 	ASSERT_NE(NULL, sp);
-	EXPECT_EQ(1, sp->failed_count);
+	EXPECT_EQ(1 + cancelled, sp->failed_count);
 	EXPECT_EQ(seqno, sp->failures[0].seqno);
 	EXPECT_EQ(ETIMEDOUT, sp->failures[0].error);
 	EXPECT_EQ(DRM_TRN_STATUS_TIMEOUT, sp->failures[0].status);
-	EXPECT_LE(seqno, sp->completed_seqno);
+	for (i = 1; i <= cancelled; i++) {
+		EXPECT_EQ(seqno + i, sp->failures[i].seqno);
+		EXPECT_EQ(ECANCELED, sp->failures[i].error);
+		EXPECT_EQ(DRM_TRN_STATUS_ABORTED, sp->failures[i].status);
+	}
+	EXPECT_LE(seqno + cancelled, sp->completed_seqno);
 	munmap((void *)sp, TEST_PAGE);
+
+	/* Banned: refused, with nothing queued. */
+	from = self->cs.len;
+	cmds_nop(&self->cs);
+	EXPECT_EQ(-ECANCELED, submit_cs(self, queue, from, 0, NULL));
+	EXPECT_EQ(st.submitted_seqno, queue_submitted(self->fd, queue));
+	/* A queue made after the ban works. */
+	ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL,
+				  &fresh));
+	from = self->cs.len;
+	cmds_write32(&self->cs, self->data.va + 60, 0x600d);
+	ASSERT_EQ(0, submit_cs(self, fresh.queue_id, from, 0, NULL));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, fresh.syncobj, 1, WAIT_MS));
+	EXPECT_EQ(1, timeline_fence_status(self->fd, fresh.syncobj, 1));
+	EXPECT_EQ(0x600d, d32(self)[15]);
+	ASSERT_EQ(0, queue_status(self->fd, fresh.queue_id, &st));
+	EXPECT_EQ(0, st.state);
 }
 
 /*
  * Job 2 of three waits on a semaphore nobody signals: it times out, the
- * ring is reset, job 3 runs, and a child submitting to the same core
- * (the same ring) meanwhile is not hurt.
+ * ring is reset, the context is banned and job 3 is cancelled, and a
+ * child submitting to the same core (the same ring) meanwhile is not hurt.
  */
 TEST_F(rec, semaphore_hang)
 {
@@ -270,15 +305,15 @@ TEST_F(rec, semaphore_hang)
 	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s3, WAIT_MS));
 	EXPECT_EQ(1, d32(self)[0]);
 	EXPECT_EQ(0, d32(self)[1]);
-	EXPECT_EQ(3, d32(self)[2]);
-	EXPECT_EQ(1, timeline_fence_status(self->fd, q.syncobj, s3));
-	check_guilty(_metadata, self, q.queue_id, q.status_handle, s2);
+	EXPECT_EQ(0, d32(self)[2]);
+	EXPECT_EQ(-ECANCELED, timeline_fence_status(self->fd, q.syncobj, s3));
+	check_guilty(_metadata, self, q.queue_id, q.status_handle, s2, 1);
 
 	EXPECT_EQ(0, child_status(pid));
 	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
 	EXPECT_LE(c0.resets + 1, c.resets);
-	EXPECT_EQ(c0.failed + 1, c.failed);
-	EXPECT_EQ(c0.submitted + 3 + INNOCENT_JOBS, c.submitted);
+	EXPECT_EQ(c0.failed + 2, c.failed);
+	EXPECT_EQ(c0.submitted + 4 + INNOCENT_JOBS, c.submitted);
 }
 
 /* The simulator's hang_next: the next job fetched never finishes. */
@@ -324,15 +359,15 @@ TEST_F(rec, hang_next)
 	ASSERT_EQ(0, syncobj_wait_point(self->fd, out, 0, WAIT_MS));
 	EXPECT_EQ(-ETIMEDOUT, syncobj_fence_status(self->fd, out));
 	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, s2, WAIT_MS));
-	/* The hung job never ran its commands; the next one did. */
+	/* The hung job never ran its commands; the next one was cancelled. */
 	EXPECT_EQ(0, d32(self)[5]);
-	EXPECT_EQ(6, d32(self)[6]);
-	check_guilty(_metadata, self, q.queue_id, q.status_handle, s1);
+	EXPECT_EQ(0, d32(self)[6]);
+	check_guilty(_metadata, self, q.queue_id, q.status_handle, s1, 1);
 
 	EXPECT_EQ(0, child_status(pid));
 	ASSERT_EQ(0, exec_counters_idle(DEV, WAIT_MS, &c));
 	EXPECT_LE(c0.resets + 1, c.resets);
-	EXPECT_EQ(c0.failed + 1, c.failed);
+	EXPECT_EQ(c0.failed + 2, c.failed);
 }
 
 /*
@@ -497,6 +532,13 @@ static int busy_child(int ready, bool do_close)
 		jobs[i].bo_handles = (uintptr_t)bos;
 		jobs[i].bo_count = 2;
 	}
+	/*
+	 * Core 1: a long train of FILLs, first: once the hang below times
+	 * out, the context is banned and would refuse the rest.
+	 */
+	for (r = 0; r < 8; r++)
+		if (submit_jobs(fd, q1.queue_id, jobs, DRM_TRN_SUBMIT_MAX_JOBS))
+			return 42;
 	jobs[0].cmd_va = cmd.va;
 	jobs[0].cmd_size = (uint32_t)c.len;
 	if (submit_jobs(fd, q0.queue_id, jobs, 1))
@@ -505,14 +547,10 @@ static int busy_child(int ready, bool do_close)
 	jobs[0].cmd_size = 24;
 	if (submit_jobs(fd, q0.queue_id, jobs, 16))
 		return 41;
-	/* Core 1: a long train of FILLs. */
-	for (r = 0; r < 8; r++)
-		if (submit_jobs(fd, q1.queue_id, jobs, DRM_TRN_SUBMIT_MAX_JOBS))
-			return 42;
 	if (write(ready, "r", 1) != 1)
 		return 43;
 	if (do_close) {
-		/* Returns once every job ended (the hung one by timeout). */
+		/* Returns at once; the jobs are cancelled and freed later. */
 		close(fd);
 		return 0;
 	}
@@ -556,15 +594,20 @@ static void teardown_in_flight(struct __test_metadata *_metadata,
 	EXPECT_EQ(c0.submitted + 17 + 8 * DRM_TRN_SUBMIT_MAX_JOBS, c.submitted);
 	/* At least the hung job failed, unless it was cancelled before. */
 	EXPECT_LE(c0.failed + 1, c.failed);
-	/* Memory: our own buffers only, as before the child. */
+	/*
+	 * Memory: our own buffers only, as before the child (ours pin the
+	 * command and data buffers). The child's go with its last job, which
+	 * is freed a little after it finished.
+	 */
 	for (i = 0; i < 3000; i++) {
 		ASSERT_EQ(0, sim_counters(DEV, &mem));
-		if (mem.hbm_used == self->mem0.hbm_used)
+		if (mem.hbm_used == self->mem0.hbm_used &&
+		    mem.host_pinned == self->mem0.host_pinned +
+				       self->cmd.size + self->data.size)
 			break;
 		usleep(10000);
 	}
 	EXPECT_EQ(self->mem0.hbm_used, mem.hbm_used);
-	/* Our fixture pins the command and data buffers. */
 	EXPECT_EQ(self->mem0.host_pinned + self->cmd.size + self->data.size,
 		  mem.host_pinned);
 

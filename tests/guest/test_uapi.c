@@ -13,10 +13,13 @@
 #include "trn_test.h"
 
 #define PATTERN		0xaa
-#define INFO_V1_SIZE	56
+#define INFO_V1_SIZE	56	/* uAPI 1.0 */
+#define INFO_SIZE	72	/* uAPI 1.3: queue_depth, job_timeout_ms, ban_faults */
 
-_Static_assert(sizeof(struct drm_trn_device_info) == INFO_V1_SIZE,
-	       "device info v1 is 56 bytes");
+_Static_assert(offsetof(struct drm_trn_device_info, queue_depth) ==
+	       INFO_V1_SIZE, "device info v1 is 56 bytes");
+_Static_assert(sizeof(struct drm_trn_device_info) == INFO_SIZE,
+	       "device info is 72 bytes");
 
 FIXTURE(uapi)
 {
@@ -109,13 +112,13 @@ TEST_F(uapi, size_zero_reports_size)
 	struct drm_trn_query q = query_of(self->buf, 0);
 
 	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
-	EXPECT_EQ(INFO_V1_SIZE, q.size);
+	EXPECT_EQ(INFO_SIZE, q.size);
 	EXPECT_TRUE(all_pattern(self->buf, sizeof(self->buf)));
 
 	/* The size query never dereferences data. */
 	q = query_of(NULL, 0);
 	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
-	EXPECT_EQ(INFO_V1_SIZE, q.size);
+	EXPECT_EQ(INFO_SIZE, q.size);
 }
 
 TEST_F(uapi, huge_size_gets_kernel_size)
@@ -124,16 +127,35 @@ TEST_F(uapi, huge_size_gets_kernel_size)
 	struct drm_trn_device_info info;
 
 	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
-	EXPECT_EQ(INFO_V1_SIZE, q.size);
-	EXPECT_TRUE(all_pattern(self->buf + INFO_V1_SIZE,
-				sizeof(self->buf) - INFO_V1_SIZE));
+	EXPECT_EQ(INFO_SIZE, q.size);
+	EXPECT_TRUE(all_pattern(self->buf + INFO_SIZE,
+				sizeof(self->buf) - INFO_SIZE));
 	ASSERT_EQ(0, query_info(self->fd, &info));
 	EXPECT_EQ(0, memcmp(&info, self->buf, sizeof(info)));
 
-	/* Far more than the buffer: the kernel must still write only 56. */
+	/* Far more than the buffer: the kernel must still write only 72. */
 	q = query_of(self->buf, UINT32_MAX);
 	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
-	EXPECT_EQ(INFO_V1_SIZE, q.size);
+	EXPECT_EQ(INFO_SIZE, q.size);
+}
+
+/* The uAPI 1.3 fields: the policy the ban and bound tests rely on. */
+TEST_F(uapi, policy_fields)
+{
+	struct drm_trn_device_info info;
+	uint64_t depth, timeout;
+
+	ASSERT_EQ(0, query_info(self->fd, &info));
+	EXPECT_LE(DRM_TRN_SUBMIT_MAX_JOBS, info.queue_depth);
+	EXPECT_GE(65536, info.queue_depth);
+	EXPECT_LT(0, info.job_timeout_ms);
+	EXPECT_EQ(16, info.ban_faults);
+	EXPECT_EQ(0, info.pad);
+	/* sysfs says the same. */
+	ASSERT_EQ(0, sim_accel_u64(0, "queue_depth", &depth));
+	ASSERT_EQ(0, sim_accel_u64(0, "job_timeout_ms", &timeout));
+	EXPECT_EQ(depth, info.queue_depth);
+	EXPECT_EQ(timeout, info.job_timeout_ms);
 }
 
 TEST_F(uapi, nonzero_pad)

@@ -507,7 +507,15 @@ static inline unsigned int fd_context(int fd)
 	return fdinfo_u64(fd, "trn-context", &v) ? 0 : (unsigned int)v;
 }
 
-/* Run a DMA copy on simulated device @id in context @ctx; 0 or -errno. */
+/*
+ * Run a DMA copy on simulated device @id in context @ctx through the
+ * simulator's debugfs hook; 0 or -errno (-EFAULT for an MMU fault). The
+ * copy is no job: nothing is synced around it, so under bounce buffering
+ * (the 6.12-swiotlb lane) it reads and writes only the device's copy of a
+ * user or imported buffer, never what the CPU sees. Tests of the MMU itself
+ * (faults, isolation, context numbers) use it; tests that check data
+ * through the CPU use dev_copy().
+ */
 static inline int sim_dma_copy(unsigned int id, unsigned int ctx, uint64_t dst,
 			       uint64_t src, uint64_t len)
 {
@@ -993,6 +1001,128 @@ static inline int cmds_timestamp(struct cmds *c, uint64_t dst)
 	};
 
 	return cmds_raw(c, &k, sizeof(k));
+}
+
+/*
+ * Whether the kernel bounces every streaming DMA mapping (booted with
+ * "swiotlb=...,force", the 6.12-swiotlb lane): then a device works on
+ * copies of user and imported memory that only syncs bring up to date.
+ */
+static inline bool dma_bounces(void)
+{
+	char buf[4096], *tok, *save = NULL;
+
+	if (read_file("/proc/cmdline", buf, sizeof(buf)) < 0)
+		return false;
+	for (tok = strtok_r(buf, " \t\n", &save); tok;
+	     tok = strtok_r(NULL, " \t\n", &save)) {
+		char *opt, *osave = NULL;
+
+		if (strncmp(tok, "swiotlb=", 8))
+			continue;
+		for (opt = strtok_r(tok + 8, ",", &osave); opt;
+		     opt = strtok_r(NULL, ",", &osave))
+			if (!strcmp(opt, "force"))
+				return true;
+	}
+	return false;
+}
+
+/*
+ * Copy @len bytes from @src_va to @dst_va in the address space of @fd with
+ * a real job: one COPY in a command buffer of @fd, on a queue of @fd made
+ * for it, the job listing the @n buffers @handles (those the copy reads or
+ * writes; a handle given twice is listed once) and the command buffer.
+ * Listing them is what makes the core sync user and imported buffers at the
+ * job's boundaries (memory.md, "DMA"): under bounce buffering a copy outside
+ * a job, like sim_dma_copy(), works on the device's copy alone and never
+ * reaches or leaves what the CPU sees. Waits for the job's timeline point,
+ * then destroys the queue, its syncobj and the command buffer, and waits
+ * until the job is freed too (the file's trn-buffers is back where it was:
+ * the queue, and with it its status buffer, goes with the job's last
+ * reference, after the job let go of the buffers it listed), so that, as
+ * after sim_dma_copy(), nothing of the copy is left: closing a listed
+ * buffer's last handle afterwards frees it at once, and the counters show
+ * it. 0 when the job succeeded, -EFAULT when it faulted (an access outside
+ * the mappings or against their rights, as sim_dma_copy() reports it), the
+ * job's other error (-EILSEQ, -ETIMEDOUT, ...), or the -errno of the step
+ * that failed (-ETIME: the job did not finish in DEV_COPY_WAIT_MS; -EBUSY:
+ * it was not freed in DEV_COPY_FREE_MS).
+ */
+#define DEV_COPY_MAX_BOS	8
+#define DEV_COPY_WAIT_MS	120000
+#define DEV_COPY_FREE_MS	10000
+
+static inline int dev_copy(int fd, uint64_t dst_va, uint64_t src_va,
+			   uint64_t len, const uint32_t *handles, unsigned int n)
+{
+	uint32_t bos[DEV_COPY_MAX_BOS + 1];
+	struct drm_trn_queue_create qc;
+	unsigned int i, k, count = 0;
+	uint64_t bufs0, bufs;
+	struct drm_trn_job j;
+	struct host_bo cmd;
+	int64_t deadline;
+	struct cmds c;
+	int ret, st;
+
+	if (n > DEV_COPY_MAX_BOS)
+		return -E2BIG;
+	ret = fdinfo_u64(fd, "trn-buffers", &bufs0);
+	if (ret)
+		return ret;
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < count && bos[k] != handles[i]; k++)
+			;
+		if (k == count)
+			bos[count++] = handles[i];
+	}
+	ret = host_bo_new(fd, TEST_PAGE, &cmd);
+	if (ret)
+		return ret;
+	bos[count++] = cmd.handle;
+	cmds_init(&c, cmd.map, cmd.va, cmd.size);
+	ret = cmds_copy(&c, dst_va, src_va, len);
+	if (ret)
+		goto out_bo;
+	ret = queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &qc);
+	if (ret)
+		goto out_bo;
+	job_init(&j, c.va, (uint32_t)c.len);
+	j.bo_handles = (uintptr_t)bos;
+	j.bo_count = count;
+	ret = submit_jobs(fd, qc.queue_id, &j, 1);
+	if (!ret)
+		ret = syncobj_wait_point(fd, qc.syncobj, j.seqno,
+					 DEV_COPY_WAIT_MS);
+	if (!ret) {
+		st = timeline_fence_status(fd, qc.syncobj, j.seqno);
+		if (st == 1)
+			ret = 0;		/* signalled, no error */
+		else if (st == 0)
+			ret = -ETIME;		/* cannot be after the wait */
+		else if (st <= -1000)
+			ret = st + 1000;	/* a step of the look failed */
+		else
+			ret = st;		/* the job's own error */
+	}
+	queue_destroy(fd, qc.queue_id);	/* the status buffer goes with it */
+	syncobj_destroy(fd, qc.syncobj);
+out_bo:
+	host_bo_free(fd, &cmd);
+	deadline = mono_ns() + (int64_t)DEV_COPY_FREE_MS * 1000000;
+	for (;;) {
+		if (fdinfo_u64(fd, "trn-buffers", &bufs) || bufs <= bufs0)
+			break;
+		if (mono_ns() > deadline) {
+			fprintf(stderr, "# dev_copy: the job was not freed in %d ms (trn-buffers %llu, was %llu)\n",
+				DEV_COPY_FREE_MS, (unsigned long long)bufs,
+				(unsigned long long)bufs0);
+			return ret ? ret : -EBUSY;
+		}
+		usleep(1000);
+	}
+	return ret;
 }
 
 /* /sys/class/accel/accelN execution counters of simulated device @id. */

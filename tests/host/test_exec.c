@@ -14,12 +14,22 @@
  * the other device can be traced back to its queue. It records the
  * arguments of the last submission and syncobj calls for the tests to
  * compare with what they asked for.
+ *
+ * Submissions arrive through trnhal_test_raw_ioctl (one ioctl() each, the
+ * library restarts them itself), everything else through trnhal_test_ioctl
+ * (drmIoctl()). Like the kernel of uAPI 1.3 the fake bounds each queue to
+ * fake.depth unfinished jobs (a blocking submission "waits" by completing
+ * the oldest ones), refuses jobs of a banned queue, and closes a queue's
+ * status buffer handle in QUEUE_DESTROY; its mapping lives on, as a
+ * "zombie", until unmapped. fake.uapi_minor = 2 plays an older driver.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -44,6 +54,9 @@
 #define REC_JOBS	8
 #define REC_ITEMS	80
 #define REC_WAIT	32
+#define MAX_ZOMBIE	8
+#define REC_ATTEMPTS	16
+#define MAX_SCRIPT	8
 
 struct fobj {
 	bool live;
@@ -64,7 +77,15 @@ struct fqueue {
 	uint32_t core, priority;
 	uint32_t syncobj, status_handle;
 	uint64_t submitted;
+	bool banned;			/* the context was banned since */
 	struct drm_trn_queue_status_page *page;
+};
+
+/* Memory of a closed handle that is still mapped. */
+struct fzombie {
+	void *mem;
+	uint64_t size;
+	int maps;
 };
 
 struct fdev {
@@ -102,6 +123,7 @@ static struct {
 	pthread_mutex_t lock;
 	struct fdev dev[NDEV];
 	struct fqueue queue[MAX_QUEUE];	/* index = queue id, 0 unused */
+	struct fzombie zombie[MAX_ZOMBIE];
 	int timeline_of_fd[MAX_FD];	/* exported syncobj fds; -1 none */
 	int next_timeline;
 	uint64_t next_va;
@@ -119,7 +141,14 @@ static struct {
 	unsigned int creates, destroys, submits, waits, exports, imports;
 	unsigned int sync_creates, sync_destroys, transfers, signals;
 	unsigned int sync_file_exports, gem_closes, mmaps, munmaps, statuses;
+	unsigned int status_closes;	/* status handles QUEUE_DESTROY closed */
+	unsigned int blocked;		/* blocking submissions that "waited" */
 	unsigned int bad;		/* misuse: unknown handles, bad args */
+
+	/* every DRM_IOCTL_TRN_SUBMIT attempt, failed ones included */
+	unsigned int attempts;
+	uint32_t attempt_flags[REC_ATTEMPTS];	/* the latest ones */
+	unsigned int eagain_streak;	/* non-blocking EAGAINs in a row */
 
 	/* behaviour */
 	int fail_next;			/* errno for the next ioctl of fail_req */
@@ -127,7 +156,18 @@ static struct {
 	bool fail_mmap;
 	enum wait_mode wait_mode;
 	uint32_t wait_first;		/* first_signaled for wait-any */
-} fake = { .lock = PTHREAD_MUTEX_INITIALIZER };
+	uint32_t uapi_minor;		/* DRM_TRN_UAPI_MINOR, or 2 */
+	uint32_t depth;			/* queue_depth */
+	int script[MAX_SCRIPT];		/* errnos of the next SUBMIT attempts */
+	unsigned int script_len, script_pos;
+	/* QUEUE_DESTROY hands the closed status handle to a new object. */
+	bool reuse_handles;
+	uint32_t reused_handle;
+} fake = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.uapi_minor = DRM_TRN_UAPI_MINOR,
+	.depth = 1024,
+};
 
 static char root[64], sys_root[96], dev_root[96];
 
@@ -168,29 +208,58 @@ static uint64_t mmap_offset(int d, uint32_t h)
 }
 
 /* Caller holds fake.lock. */
+static void obj_init(struct fobj *o, uint64_t size, uint32_t placement,
+		     uint32_t flags)
+{
+	size = (size + PAGE - 1) & ~(PAGE - 1);
+	memset(o, 0, sizeof(*o));
+	o->live = true;
+	o->size = size;
+	o->placement = placement;
+	o->flags = flags;
+	o->va = fake.next_va;
+	fake.next_va += size + PAGE;
+	o->mem = aligned_alloc(PAGE, size);
+	memset(o->mem, 0, size);
+}
+
 static uint32_t obj_new(struct fdev *fd, uint64_t size, uint32_t placement,
 			uint32_t flags)
 {
 	uint32_t h;
 
-	size = (size + PAGE - 1) & ~(PAGE - 1);
 	for (h = 1; h < MAX_OBJ; h++) {
-		struct fobj *o = &fd->obj[h];
-
-		if (o->live)
-			continue;
-		memset(o, 0, sizeof(*o));
-		o->live = true;
-		o->size = size;
-		o->placement = placement;
-		o->flags = flags;
-		o->va = fake.next_va;
-		fake.next_va += size + PAGE;
-		o->mem = aligned_alloc(PAGE, size);
-		memset(o->mem, 0, size);
-		return h;
+		if (!fd->obj[h].live) {
+			obj_init(&fd->obj[h], size, placement, flags);
+			return h;
+		}
 	}
 	return 0;
+}
+
+/*
+ * The kernel closes handle @h: a mapping keeps the memory (a zombie until
+ * unmapped), as a CPU mapping of a GEM object outlives its handle.
+ */
+static void obj_close_mapped(struct fdev *fd, uint32_t h)
+{
+	struct fobj *o = &fd->obj[h];
+	int z;
+
+	o->live = false;
+	if (!o->maps) {
+		free(o->mem);
+		return;
+	}
+	for (z = 0; z < MAX_ZOMBIE && fake.zombie[z].mem; z++)
+		;
+	if (z == MAX_ZOMBIE) {
+		misuse("too many zombies");
+		return;
+	}
+	fake.zombie[z].mem = o->mem;
+	fake.zombie[z].size = o->size;
+	fake.zombie[z].maps = o->maps;
 }
 
 static struct fobj *obj_get(struct fdev *fd, uint32_t h)
@@ -237,6 +306,21 @@ static void page_complete(struct drm_trn_queue_status_page *pg, uint64_t n)
 		__atomic_store_n(&pg->completed_seqno, n, __ATOMIC_RELEASE);
 }
 
+/* The kernel's order: entry, then failed_count, then completed_seqno. */
+static void page_fail(struct drm_trn_queue_status_page *pg, uint64_t seqno,
+		      uint32_t error)
+{
+	uint64_t n = __atomic_load_n(&pg->failed_count, __ATOMIC_RELAXED);
+	struct drm_trn_job_failure *f =
+		&pg->failures[n % DRM_TRN_STATUS_PAGE_FAILURES];
+
+	f->error = error;
+	f->status = DRM_TRN_STATUS_BAD_OPCODE;
+	__atomic_store_n(&f->seqno, seqno, __ATOMIC_RELEASE);
+	__atomic_store_n(&pg->failed_count, n + 1, __ATOMIC_RELEASE);
+	page_complete(pg, seqno);
+}
+
 static void copy_syncs(struct drm_trn_sync *dst, uint64_t src, uint32_t n)
 {
 	if (n > REC_ITEMS)
@@ -254,11 +338,26 @@ static int do_submit(int d, struct drm_trn_submit *s)
 	if (!s->queue_id || s->queue_id >= MAX_QUEUE ||
 	    !fake.queue[s->queue_id].live || fake.queue[s->queue_id].dev != d)
 		return set_errno(ENOENT);
-	if (s->flags || !s->job_count || s->job_size != 64) {
+	if ((s->flags & ~DRM_TRN_SUBMIT_NONBLOCK) ||
+	    (s->flags && fake.uapi_minor < 3) || !s->job_count ||
+	    s->job_count > DRM_TRN_SUBMIT_MAX_JOBS || s->job_size != 64) {
 		misuse("bad submit header");
 		return set_errno(EINVAL);
 	}
 	q = &fake.queue[s->queue_id];
+	/* The kernel's order: banned, then room, then the jobs. */
+	if (q->banned)
+		return set_errno(ECANCELED);
+	if (fake.uapi_minor >= 3 &&
+	    q->submitted - q->page->completed_seqno + s->job_count >
+	    fake.depth) {
+		if (s->flags & DRM_TRN_SUBMIT_NONBLOCK)
+			return set_errno(EAGAIN);
+		/* Waits until the device has finished enough jobs. */
+		page_complete(q->page,
+			      q->submitted + s->job_count - fake.depth);
+		fake.blocked++;
+	}
 	fake.sub.dev = d;
 	fake.sub.s = *s;
 	for (i = 0; i < s->job_count; i++) {
@@ -348,13 +447,23 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 		struct drm_trn_query *q = arg;
 		struct drm_trn_device_info *di = (void *)(uintptr_t)q->data;
 
-		if (q->query != DRM_TRN_QUERY_DEVICE_INFO)
+		if (q->query != DRM_TRN_QUERY_DEVICE_INFO ||
+		    q->size != sizeof(*di))
 			return set_errno(EINVAL);
 		memset(di, 0, sizeof(*di));
 		di->uapi_major = DRM_TRN_UAPI_MAJOR;
-		di->uapi_minor = DRM_TRN_UAPI_MINOR;
+		di->uapi_minor = fake.uapi_minor;
 		di->generation = DRM_TRN_GEN_SIM;
 		di->num_cores = 8;
+		if (fake.uapi_minor < 3) {
+			/* uAPI 1.2's answer ends before queue_depth. */
+			q->size = offsetof(struct drm_trn_device_info,
+					   queue_depth);
+			return 0;
+		}
+		di->queue_depth = fake.depth;
+		di->job_timeout_ms = 5000;
+		di->ban_faults = 16;
 		return 0;
 	}
 	if (req == DRM_IOCTL_TRN_BO_CREATE) {
@@ -435,15 +544,31 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 	}
 	if (req == DRM_IOCTL_TRN_QUEUE_DESTROY) {
 		struct drm_trn_queue_destroy *x = arg;
+		struct fqueue *q;
 
 		if (!x->queue_id || x->queue_id >= MAX_QUEUE ||
 		    !fake.queue[x->queue_id].live || x->flags) {
 			misuse("QUEUE_DESTROY of an unknown queue");
 			return set_errno(ENOENT);
 		}
-		/* The syncobj and page handles stay valid until closed. */
-		fake.queue[x->queue_id].live = false;
+		q = &fake.queue[x->queue_id];
+		q->live = false;
 		fake.destroys++;
+		/* uAPI 1.3 closes the status handle; the syncobj stays. */
+		if (fake.uapi_minor < 3)
+			return 0;
+		if (!obj_get(fd, q->status_handle)) {
+			misuse("status handle closed before QUEUE_DESTROY");
+			return 0;
+		}
+		obj_close_mapped(fd, q->status_handle);
+		fake.status_closes++;
+		if (fake.reuse_handles) {
+			/* Another thread's new buffer gets the number. */
+			obj_init(&fd->obj[q->status_handle], PAGE,
+				 DRM_TRN_PLACEMENT_HOST, 0);
+			fake.reused_handle = q->status_handle;
+		}
 		return 0;
 	}
 	if (req == DRM_IOCTL_TRN_SUBMIT)
@@ -465,7 +590,8 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 		s->error_offset = 0x40;
 		s->error_cmd_va = 0x1040;
 		s->fault_va = 0xdead000;
-		s->state = DRM_TRN_QUEUE_FAULTED;
+		s->state = DRM_TRN_QUEUE_FAULTED |
+			   (q->banned ? DRM_TRN_QUEUE_BANNED : 0);
 		s->resets = 2;
 		return 0;
 	}
@@ -550,7 +676,7 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 	return set_errno(ENOTTY);
 }
 
-static int fake_ioctl(int fd, unsigned long req, void *arg)
+static int fake_dispatch(int fd, unsigned long req, void *arg)
 {
 	int d, ret;
 
@@ -572,6 +698,55 @@ static int fake_ioctl(int fd, unsigned long req, void *arg)
 	ret = fake_trn_ioctl(d, req, arg);
 	pthread_mutex_unlock(&fake.lock);
 	return ret;
+}
+
+/* drmIoctl(): everything but the submission. */
+static int fake_ioctl(int fd, unsigned long req, void *arg)
+{
+	if (req == DRM_IOCTL_TRN_SUBMIT) {
+		pthread_mutex_lock(&fake.lock);
+		misuse("SUBMIT through drmIoctl(), which retries EAGAIN");
+		pthread_mutex_unlock(&fake.lock);
+	}
+	return fake_dispatch(fd, req, arg);
+}
+
+/*
+ * One ioctl(): only the submission; fails as scripted first. A library
+ * that kept restarting a non-blocking submission on EAGAIN would spin
+ * here for ever: that is ended with EIO after a while.
+ */
+static int fake_raw_ioctl(int fd, unsigned long req, void *arg)
+{
+	const struct drm_trn_submit *s = arg;
+	bool nonblock = req == DRM_IOCTL_TRN_SUBMIT &&
+			(s->flags & DRM_TRN_SUBMIT_NONBLOCK);
+	int e = 0, ret;
+
+	pthread_mutex_lock(&fake.lock);
+	if (req != DRM_IOCTL_TRN_SUBMIT) {
+		misuse("raw ioctl other than SUBMIT");
+	} else {
+		fake.attempt_flags[fake.attempts++ % REC_ATTEMPTS] = s->flags;
+		if (fake.script_pos < fake.script_len)
+			e = fake.script[fake.script_pos++];
+	}
+	pthread_mutex_unlock(&fake.lock);
+	if (e)
+		ret = set_errno(e);
+	else
+		ret = fake_dispatch(fd, req, arg);
+	e = ret ? errno : 0;
+	pthread_mutex_lock(&fake.lock);
+	if (!nonblock || e != EAGAIN) {
+		fake.eagain_streak = 0;
+	} else if (++fake.eagain_streak > 100) {
+		misuse("non-blocking submission restarted on EAGAIN");
+		fake.eagain_streak = 0;
+		e = EIO;
+	}
+	pthread_mutex_unlock(&fake.lock);
+	return e ? set_errno(e) : ret;
 }
 
 static void *fake_mmap(void *addr, size_t len, int prot, int flags, int fd,
@@ -628,6 +803,20 @@ static int fake_munmap(void *addr, size_t len)
 			}
 		}
 	}
+	for (d = 0; d < MAX_ZOMBIE; d++) {
+		struct fzombie *z = &fake.zombie[d];
+
+		if (z->mem == addr && z->maps) {
+			if (len != z->size)
+				misuse("munmap length");
+			if (!--z->maps) {
+				free(z->mem);
+				z->mem = NULL;
+			}
+			pthread_mutex_unlock(&fake.lock);
+			return 0;
+		}
+	}
 	misuse("munmap of something not mapped");
 	pthread_mutex_unlock(&fake.lock);
 	return 0;
@@ -663,6 +852,7 @@ static void setup(void)
 	trnhal_test_sysfs_root = sys_root;
 	trnhal_test_dev_root = dev_root;
 	trnhal_test_ioctl = fake_ioctl;
+	trnhal_test_raw_ioctl = fake_raw_ioctl;
 	trnhal_test_mmap = fake_mmap;
 	trnhal_test_munmap = fake_munmap;
 }
@@ -714,6 +904,18 @@ static int live_objects(void)
 	return n;
 }
 
+/* Mappings of closed handles not unmapped yet. */
+static int live_zombies(void)
+{
+	int z, n = 0;
+
+	pthread_mutex_lock(&fake.lock);
+	for (z = 0; z < MAX_ZOMBIE; z++)
+		n += fake.zombie[z].mem != NULL;
+	pthread_mutex_unlock(&fake.lock);
+	return n;
+}
+
 static int live_syncobjs(void)
 {
 	int d, h, n = 0;
@@ -752,6 +954,7 @@ static void submit_n(trn_queue_t *q, trn_cmdbuf_t *cb, unsigned int n)
 static void test_queue_lifetime(void)
 {
 	unsigned int gem_closes = fake.gem_closes, munmaps = fake.munmaps;
+	unsigned int status_closes = fake.status_closes;
 	unsigned int sync_destroys = fake.sync_destroys;
 	trn_device_t *dev = open_dev(0);
 	int fd = trn_device_fd(dev);
@@ -782,8 +985,11 @@ static void test_queue_lifetime(void)
 
 	trn_queue_destroy(q);
 	CHECK(!fake.queue[id].live);
-	CHECK_INT(fake.gem_closes, gem_closes + 1);
+	/* QUEUE_DESTROY closed the page's handle; the library only unmaps. */
+	CHECK_INT(fake.status_closes, status_closes + 1);
+	CHECK_INT(fake.gem_closes, gem_closes);
 	CHECK_INT(fake.munmaps, munmaps + 1);
+	CHECK_INT(live_zombies(), 0);
 	CHECK_INT(fake.sync_destroys, sync_destroys + 1);
 	CHECK(!fake.dev[0].sync[fq->syncobj].live);
 	CHECK_INT(trnhal_test_registry_size(), 0);
@@ -797,6 +1003,7 @@ static void test_queue_lifetime(void)
 static void test_queue_errors(void)
 {
 	trn_device_t *dev = open_dev(0);
+	unsigned int gem_closes = fake.gem_closes;
 	struct trn_queue_status st;
 	trn_queue_t *q = (void *)1;
 
@@ -821,6 +1028,8 @@ static void test_queue_errors(void)
 	CHECK(!last_fqueue()->live);
 	CHECK_INT(live_objects(), 0);
 	CHECK_INT(live_syncobjs(), 0);
+	/* The status handles went with QUEUE_DESTROY, not closed twice. */
+	CHECK_INT(fake.gem_closes, gem_closes);
 
 	q = new_queue(dev);
 	CHECK_INT(trn_queue_status(q, NULL), -EINVAL);
@@ -1093,6 +1302,396 @@ static void test_batch(void)
 	CHECK_INT(fake.bad, 0);
 }
 
+/* The next SUBMIT attempts fail with these errnos, in order. */
+static void script(unsigned int n, ...)
+{
+	va_list ap;
+	unsigned int i;
+
+	pthread_mutex_lock(&fake.lock);
+	va_start(ap, n);
+	for (i = 0; i < n && i < MAX_SCRIPT; i++)
+		fake.script[i] = va_arg(ap, int);
+	va_end(ap);
+	fake.script_len = i;
+	fake.script_pos = 0;
+	pthread_mutex_unlock(&fake.lock);
+}
+
+/* Flags of SUBMIT attempt number @n (counted by fake.attempts). */
+static uint32_t attempt_flags(unsigned int n)
+{
+	return fake.attempt_flags[n % REC_ATTEMPTS];
+}
+
+/* An array of @n copies of @j. */
+static struct trn_job *jobs_of(const struct trn_job *j, size_t n)
+{
+	struct trn_job *a = calloc(n, sizeof(*a));
+	size_t i;
+
+	if (!a)
+		exit(check_exit("test_exec"));
+	for (i = 0; i < n; i++)
+		a[i] = *j;
+	return a;
+}
+
+/* Bounded queues: trn_try_submit*() fails at once, trn_submit*() waits. */
+static void test_try_submit(void)
+{
+	trn_device_t *dev = open_dev(0);
+	trn_queue_t *q = new_queue(dev);
+	struct fqueue *fq = last_fqueue();
+	struct trn_fence f, fences[TRN_SUBMIT_MAX_JOBS + 1];
+	unsigned int attempts, submits, blocked;
+	struct trn_syncobj_point sp = { 1, 1, 0 };
+	struct trn_device_info info;
+	struct trn_job j, *jobs;
+	trn_cmdbuf_t *cb;
+
+	fake.depth = 256;
+	memset(&info, 0xaa, sizeof(info));
+	CHECK_INT(trn_device_info(dev, &info), 0);
+	CHECK_INT(info.uapi_minor, DRM_TRN_UAPI_MINOR);
+	CHECK_INT(info.queue_depth, 256);
+	CHECK_INT(info.job_timeout_ms, 5000);
+	CHECK_INT(info.ban_faults, 16);
+	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.reserved[13], 0);
+
+	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
+	j = nop_job(cb);
+	jobs = jobs_of(&j, TRN_SUBMIT_MAX_JOBS + 1);
+
+	/* With room: queued as by trn_submit(), with the flag set. */
+	attempts = fake.attempts;
+	CHECK_INT(trn_try_submit(q, &j, &f), 0);
+	CHECK(f.queue == q);
+	CHECK_INT(f.seqno, 1);
+	CHECK_INT(fake.attempts, attempts + 1);
+	CHECK_INT(attempt_flags(attempts), DRM_TRN_SUBMIT_NONBLOCK);
+	CHECK_INT(fake.sub.s.flags, DRM_TRN_SUBMIT_NONBLOCK);
+	CHECK_INT(fake.sub.s.job_count, 1);
+	CHECK_INT(fake.sub.s.job_size, sizeof(struct drm_trn_job));
+	CHECK_INT(fake.sub.jobs[0].cmd_va, j.cmd_va);
+	CHECK_INT(fake.sub.jobs[0].cmd_size, j.cmd_size);
+	CHECK_INT(fake.sub.jobs[0].flags, 0);
+	CHECK_INT(trn_try_submit_batch(q, jobs, 255, fences), 0);
+	CHECK_INT(fake.sub.s.flags, DRM_TRN_SUBMIT_NONBLOCK);
+	CHECK_INT(fake.sub.s.job_count, 255);
+	CHECK(fences[0].queue == q && fences[254].queue == q);
+	CHECK_INT(fences[0].seqno, 2);
+	CHECK_INT(fences[254].seqno, 256);
+	CHECK_INT(trn_queue_last_seqno(q), 256);
+
+	/* Full: -EAGAIN at once, one attempt, nothing queued or written. */
+	attempts = fake.attempts;
+	submits = fake.submits;
+	f.queue = NULL;
+	f.seqno = 77;
+	CHECK_INT(trn_try_submit(q, &j, &f), -EAGAIN);
+	CHECK_INT(fake.attempts, attempts + 1);
+	CHECK_INT(fake.submits, submits);
+	CHECK_INT(fq->submitted, 256);
+	CHECK_INT(trn_queue_last_seqno(q), 256);
+	CHECK(f.queue == NULL);
+	CHECK_INT(f.seqno, 77);
+	/* All or nothing: one free slot does not take two jobs. */
+	page_complete(fq->page, 1);
+	fences[0].seqno = 88;
+	fences[1].seqno = 88;
+	CHECK_INT(trn_try_submit_batch(q, jobs, 2, fences), -EAGAIN);
+	CHECK_INT(fake.attempts, attempts + 2);
+	CHECK_INT(fences[0].seqno, 88);
+	CHECK_INT(fences[1].seqno, 88);
+	CHECK_INT(fq->submitted, 256);
+	CHECK_INT(trn_try_submit_batch(q, jobs, 1, fences), 0);
+	CHECK_INT(fences[0].seqno, 257);
+	CHECK_INT(trn_try_submit(q, &j, &f), -EAGAIN);
+
+	/* trn_submit*() on a full queue wait in the kernel instead. */
+	blocked = fake.blocked;
+	attempts = fake.attempts;
+	CHECK_INT(trn_submit(q, &j, &f), 0);
+	CHECK_INT(f.seqno, 258);
+	CHECK_INT(fake.blocked, blocked + 1);
+	CHECK_INT(fake.attempts, attempts + 1);
+	CHECK_INT(attempt_flags(attempts), 0);
+	CHECK_INT(trn_submit_batch(q, jobs, 3, fences), 0);
+	CHECK_INT(fake.blocked, blocked + 2);
+	CHECK_INT(fences[2].seqno, 261);
+	CHECK_INT(fake.sub.s.flags, 0);
+	CHECK_INT(trn_queue_last_seqno(q), 261);
+
+	/* The library's own checks: nothing reaches the kernel. */
+	attempts = fake.attempts;
+	CHECK_INT(trn_try_submit(NULL, &j, &f), -EINVAL);
+	CHECK_INT(trn_try_submit(q, NULL, &f), -EINVAL);
+	CHECK_INT(trn_try_submit_batch(NULL, jobs, 1, fences), -EINVAL);
+	CHECK_INT(trn_try_submit_batch(q, NULL, 1, fences), -EINVAL);
+	CHECK_INT(trn_try_submit_batch(q, jobs, 0, fences), -EINVAL);
+	CHECK_INT(trn_try_submit_batch(q, jobs, TRN_SUBMIT_MAX_JOBS + 1,
+				       fences), -EINVAL);
+	CHECK_INT(trn_submit_batch(q, jobs, TRN_SUBMIT_MAX_JOBS + 1, fences),
+		  -EINVAL);
+	jobs[1].reserved[0] = 1;		/* a bad job fails the batch */
+	CHECK_INT(trn_try_submit_batch(q, jobs, 2, fences), -EINVAL);
+	jobs[1] = j;
+	j.reserved[3] = 1;
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j.reserved[3] = 0;
+	j.bo_count = 1;				/* NULL arrays with counts */
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j.bo_count = 0;
+	j.wait_count = 1;
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j.wait_count = 0;
+	j.wait_syncobj_count = 1;
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j.wait_syncobj_count = 0;
+	j.signal_syncobj_count = 1;
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j.signal_syncobjs = &sp;		/* reserved 1 */
+	CHECK_INT(trn_try_submit(q, &j, &f), -EINVAL);
+	j = nop_job(cb);
+	CHECK_INT(fake.attempts, attempts);
+	CHECK_INT(trn_queue_last_seqno(q), 261);
+
+	free(jobs);
+	fake.depth = 1024;
+	trn_cmdbuf_destroy(cb);
+	trn_queue_destroy(q);
+	trn_device_close(dev);
+	CHECK_INT(live_objects(), 0);
+	CHECK_INT(live_zombies(), 0);
+	CHECK_INT(fake.bad, 0);
+}
+
+/* A submission that failed queued nothing: what is restarted, and not. */
+static void test_submit_restart(void)
+{
+	trn_device_t *dev = open_dev(0);
+	trn_queue_t *q = new_queue(dev);
+	struct fqueue *fq = last_fqueue();
+	struct trn_fence f, fences[2];
+	struct trn_job jobs[2];
+	unsigned int attempts, i;
+	trn_cmdbuf_t *cb;
+
+	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
+	jobs[0] = jobs[1] = nop_job(cb);
+
+	/* Blocking: EINTR (a signal in the wait) and EAGAIN, as drmIoctl(). */
+	script(4, EINTR, EAGAIN, EINTR, EAGAIN);
+	attempts = fake.attempts;
+	CHECK_INT(trn_submit(q, &jobs[0], &f), 0);
+	CHECK_INT(f.seqno, 1);
+	CHECK_INT(fake.attempts, attempts + 5);
+	for (i = 0; i < 5; i++)
+		CHECK_INT(attempt_flags(attempts + i), 0);
+	CHECK_INT(fq->submitted, 1);		/* queued once */
+	script(2, EINTR, EAGAIN);
+	attempts = fake.attempts;
+	CHECK_INT(trn_submit_batch(q, jobs, 2, fences), 0);
+	CHECK_INT(fences[1].seqno, 3);
+	CHECK_INT(fake.attempts, attempts + 3);
+	CHECK_INT(fq->submitted, 3);
+
+	/* Non-blocking: EINTR is restarted, EAGAIN is the answer. */
+	script(2, EINTR, EINTR);
+	attempts = fake.attempts;
+	CHECK_INT(trn_try_submit(q, &jobs[0], &f), 0);
+	CHECK_INT(f.seqno, 4);
+	CHECK_INT(fake.attempts, attempts + 3);
+	for (i = 0; i < 3; i++)
+		CHECK_INT(attempt_flags(attempts + i), DRM_TRN_SUBMIT_NONBLOCK);
+	script(3, EINTR, EAGAIN, EINTR);
+	attempts = fake.attempts;
+	f.seqno = 77;
+	CHECK_INT(trn_try_submit(q, &jobs[0], &f), -EAGAIN);
+	CHECK_INT(fake.attempts, attempts + 2);
+	CHECK_INT(f.seqno, 77);
+	script(1, EAGAIN);
+	CHECK_INT(trn_try_submit_batch(q, jobs, 2, fences), -EAGAIN);
+	CHECK_INT(fake.attempts, attempts + 3);
+	CHECK_INT(fq->submitted, 4);
+	CHECK_INT(trn_queue_last_seqno(q), 4);
+
+	/* Any other error is final, in both modes. */
+	script(1, ENOMEM);
+	attempts = fake.attempts;
+	CHECK_INT(trn_submit(q, &jobs[0], &f), -ENOMEM);
+	script(1, ENODEV);
+	CHECK_INT(trn_try_submit(q, &jobs[0], &f), -ENODEV);
+	CHECK_INT(fake.attempts, attempts + 2);
+	CHECK_INT(f.seqno, 77);
+	CHECK_INT(trn_queue_last_seqno(q), 4);
+	script(0);
+
+	trn_cmdbuf_destroy(cb);
+	trn_queue_destroy(q);
+	trn_device_close(dev);
+	CHECK_INT(live_objects(), 0);
+	CHECK_INT(fake.bad, 0);
+}
+
+/* A banned context: its queue refuses jobs, a new queue takes them. */
+static void test_banned(void)
+{
+	trn_device_t *dev = open_dev(0);
+	trn_queue_t *q = new_queue(dev), *q2;
+	struct fqueue *fq = last_fqueue();
+	struct trn_fence f, f1 = { q, 1 }, f2 = { q, 2 };
+	struct trn_queue_status st;
+	unsigned int attempts;
+	struct trn_job j;
+	trn_cmdbuf_t *cb;
+
+	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
+	j = nop_job(cb);
+	submit_n(q, cb, 2);
+	CHECK_INT(trn_queue_status(q, &st), 0);
+	CHECK_INT(st.state & TRN_QUEUE_BANNED, 0);
+
+	/* The kernel bans the context and cancels the queue's jobs. */
+	fq->banned = true;
+	page_fail(fq->page, 1, ECANCELED);
+	page_fail(fq->page, 2, ECANCELED);
+	attempts = fake.attempts;
+	CHECK_INT(trn_submit(q, &j, &f), -ECANCELED);
+	CHECK_INT(trn_try_submit(q, &j, &f), -ECANCELED);
+	CHECK_INT(trn_submit_batch(q, &j, 1, &f), -ECANCELED);
+	CHECK_INT(fake.attempts, attempts + 3);		/* none restarted */
+	CHECK_INT(trn_queue_last_seqno(q), 2);
+	CHECK_INT(trn_fence_status(&f1), -ECANCELED);
+	CHECK_INT(trn_fence_wait(&f2, INT64_MAX), -ECANCELED);
+	CHECK_INT(trn_queue_wait_idle(q, INT64_MAX), 0);
+	memset(&st, 0xaa, sizeof(st));
+	CHECK_INT(trn_queue_status(q, &st), 0);
+	CHECK_INT(st.state, TRN_QUEUE_FAULTED | TRN_QUEUE_BANNED);
+	CHECK_INT(TRN_QUEUE_BANNED, DRM_TRN_QUEUE_BANNED);
+
+	/* Queues made after the ban work. */
+	q2 = new_queue(dev);
+	CHECK_INT(trn_submit(q2, &j, &f), 0);
+	CHECK_INT(f.seqno, 1);
+	CHECK_INT(trn_try_submit(q2, &j, &f), 0);
+	CHECK_INT(trn_queue_status(q2, &st), 0);
+	CHECK_INT(st.state & TRN_QUEUE_BANNED, 0);
+
+	trn_cmdbuf_destroy(cb);
+	trn_queue_destroy(q);
+	trn_queue_destroy(q2);
+	trn_device_close(dev);
+	CHECK_INT(live_objects(), 0);
+	CHECK_INT(fake.bad, 0);
+}
+
+/*
+ * trn_queue_destroy() waits for nothing and leaves the status handle to
+ * the kernel, which closes it: the number may name another buffer by the
+ * time the library would close it.
+ */
+static void test_destroy_handles(void)
+{
+	trn_device_t *dev = open_dev(0);
+	trn_queue_t *q = new_queue(dev);
+	struct fqueue *fq = last_fqueue();
+	uint32_t h = fq->status_handle;
+	unsigned int gem_closes, destroys, waits, munmaps;
+	trn_cmdbuf_t *cb;
+
+	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
+	submit_n(q, cb, 3);		/* unfinished: cancelled, not waited for */
+	gem_closes = fake.gem_closes;
+	destroys = fake.destroys;
+	waits = fake.waits;
+	munmaps = fake.munmaps;
+	fake.reuse_handles = true;
+	trn_queue_destroy(q);
+	fake.reuse_handles = false;
+	CHECK_INT(fake.destroys, destroys + 1);
+	CHECK_INT(fake.waits, waits);
+	CHECK_INT(fake.reused_handle, h);
+	/* The other buffer behind the number survives. */
+	CHECK(obj_get(&fake.dev[0], h) != NULL);
+	CHECK_INT(fake.gem_closes, gem_closes);
+	/* The page's mapping, which outlived the handle, is gone too. */
+	CHECK_INT(fake.munmaps, munmaps + 1);
+	CHECK_INT(live_zombies(), 0);
+	CHECK_INT(fake.bad, 0);
+
+	pthread_mutex_lock(&fake.lock);
+	free(fake.dev[0].obj[h].mem);
+	fake.dev[0].obj[h].live = false;
+	pthread_mutex_unlock(&fake.lock);
+	trn_cmdbuf_destroy(cb);
+	trn_device_close(dev);
+	CHECK_INT(live_objects(), 0);
+}
+
+/* A uAPI 1.2 driver: unbounded queues, and the status handle is ours. */
+static void test_old_driver(void)
+{
+	unsigned int gem_closes, status_closes, attempts;
+	struct trn_fence f, fences[3];
+	struct trn_device_info info;
+	trn_queue_t *q = (void *)1;
+	struct trn_job jobs[3];
+	trn_device_t *dev;
+	trn_cmdbuf_t *cb;
+	uint32_t h;
+
+	CHECK_INT(trnhal_test_registry_size(), 0);	/* a new file */
+	fake.uapi_minor = 2;
+	dev = open_dev(0);
+	memset(&info, 0xaa, sizeof(info));
+	CHECK_INT(trn_device_info(dev, &info), 0);
+	CHECK_INT(info.uapi_minor, 2);
+	CHECK_INT(info.num_cores, 8);
+	CHECK_INT(info.queue_depth, 0);
+	CHECK_INT(info.job_timeout_ms, 0);
+	CHECK_INT(info.ban_faults, 0);
+	CHECK_INT(info.reserved0, 0);
+
+	/* A failed create closes the handle QUEUE_DESTROY left open. */
+	gem_closes = fake.gem_closes;
+	fake.fail_mmap = true;
+	CHECK_INT(trn_queue_create(dev, 0, 0, &q), -ENOMEM);
+	CHECK(q == NULL);
+	CHECK_INT(fake.gem_closes, gem_closes + 1);
+	CHECK_INT(live_objects(), 0);
+
+	q = new_queue(dev);
+	h = last_fqueue()->status_handle;
+	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
+	jobs[0] = jobs[1] = jobs[2] = nop_job(cb);
+	/* Never full there, and the driver would refuse the flag. */
+	attempts = fake.attempts;
+	CHECK_INT(trn_try_submit(q, &jobs[0], &f), 0);
+	CHECK_INT(f.seqno, 1);
+	CHECK_INT(trn_try_submit_batch(q, jobs, 3, fences), 0);
+	CHECK_INT(fences[2].seqno, 4);
+	CHECK_INT(fake.attempts, attempts + 2);
+	CHECK_INT(attempt_flags(attempts), 0);
+	CHECK_INT(attempt_flags(attempts + 1), 0);
+
+	/* Destroy closes the handle itself, after unmapping. */
+	gem_closes = fake.gem_closes;
+	status_closes = fake.status_closes;
+	trn_queue_destroy(q);
+	CHECK_INT(fake.gem_closes, gem_closes + 1);
+	CHECK_INT(fake.status_closes, status_closes);
+	CHECK(obj_get(&fake.dev[0], h) == NULL);
+	trn_cmdbuf_destroy(cb);
+	trn_device_close(dev);
+	fake.uapi_minor = DRM_TRN_UAPI_MINOR;
+	CHECK_INT(live_objects(), 0);
+	CHECK_INT(live_zombies(), 0);
+	CHECK_INT(fake.bad, 0);
+}
+
 static void test_cross_device(void)
 {
 	trn_device_t *d0 = open_dev(0), *d1 = open_dev(1);
@@ -1168,21 +1767,6 @@ static void test_cross_device(void)
 	CHECK_INT(live_objects(), 0);
 	CHECK_INT(live_syncobjs(), 0);
 	CHECK_INT(fake.bad, 0);
-}
-
-/* The kernel's order: entry, then failed_count, then completed_seqno. */
-static void page_fail(struct drm_trn_queue_status_page *pg, uint64_t seqno,
-		      uint32_t error)
-{
-	uint64_t n = __atomic_load_n(&pg->failed_count, __ATOMIC_RELAXED);
-	struct drm_trn_job_failure *f =
-		&pg->failures[n % DRM_TRN_STATUS_PAGE_FAILURES];
-
-	f->error = error;
-	f->status = DRM_TRN_STATUS_BAD_OPCODE;
-	__atomic_store_n(&f->seqno, seqno, __ATOMIC_RELEASE);
-	__atomic_store_n(&pg->failed_count, n + 1, __ATOMIC_RELEASE);
-	page_complete(pg, seqno);
 }
 
 static void page_reset(struct drm_trn_queue_status_page *pg)
@@ -1919,7 +2503,7 @@ static int child_checks(trn_device_t *dev, trn_queue_t *q, trn_cmdbuf_t *cb)
 {
 	unsigned int destroys = fake.destroys, closes = fake.gem_closes;
 	unsigned int sync_destroys = fake.sync_destroys;
-	unsigned int submits = fake.submits;
+	unsigned int submits = fake.submits, attempts = fake.attempts;
 	struct trn_fence f = { q, 1 }, many[2] = { { q, 1 }, { q, 1 } };
 	struct trn_queue_status st;
 	trn_queue_t *q2;
@@ -1933,6 +2517,9 @@ static int child_checks(trn_device_t *dev, trn_queue_t *q, trn_cmdbuf_t *cb)
 	CHECK_INT(trn_queue_create(dev, 0, 0, &q2), -ECHILD);
 	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb2), -ECHILD);
 	CHECK_INT(trn_submit(q, &j, &f), -ECHILD);
+	CHECK_INT(trn_submit_batch(q, &j, 1, &f), -ECHILD);
+	CHECK_INT(trn_try_submit(q, &j, &f), -ECHILD);
+	CHECK_INT(trn_try_submit_batch(q, &j, 1, &f), -ECHILD);
 	CHECK_INT(trn_fence_status(&f), -ECHILD);
 	CHECK_INT(trn_fence_wait(&f, INT64_MAX), -ECHILD);
 	CHECK_INT(trn_fence_wait_many(many, 2, 0, INT64_MAX, NULL), -ECHILD);
@@ -1951,6 +2538,7 @@ static int child_checks(trn_device_t *dev, trn_queue_t *q, trn_cmdbuf_t *cb)
 	CHECK_INT(fake.gem_closes, closes);
 	CHECK_INT(fake.sync_destroys, sync_destroys);
 	CHECK_INT(fake.submits, submits);
+	CHECK_INT(fake.attempts, attempts);
 	return check_failures ? 1 : 0;
 }
 
@@ -2067,6 +2655,11 @@ int main(void)
 	test_queue_errors();
 	test_submit();
 	test_batch();
+	test_try_submit();
+	test_submit_restart();
+	test_banned();
+	test_destroy_handles();
+	test_old_driver();
 	test_cross_device();
 	test_fence_status();
 	test_fence_wait();

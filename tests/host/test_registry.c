@@ -8,13 +8,15 @@
  * into a temporary directory and its ioctls go to fake_ioctl() below, which
  * plays the driver. A fake node is a regular file whose content says what
  * it is: the DRM driver name, optionally followed by "gone" (queries fail
- * with ENODEV, like an unplugged device) or "uapi2" (a future major uAPI).
+ * with ENODEV, like an unplugged device), "uapi2" (a future major uAPI) or
+ * "old" (a uAPI 1.2 driver, whose device info ends before queue_depth).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -68,6 +70,7 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
 	if (request == DRM_IOCTL_TRN_QUERY) {
 		struct drm_trn_query *q = arg;
 		struct drm_trn_device_info *di = (void *)(uintptr_t)q->data;
+		struct drm_trn_device_info full;
 
 		if (strstr(content, "gone")) {
 			errno = ENODEV;
@@ -78,16 +81,25 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
 			errno = EINVAL;
 			return -1;
 		}
-		memset(di, 0, sizeof(*di));
-		di->uapi_major = strstr(content, "uapi2") ? 2 : 1;
-		di->generation = DRM_TRN_GEN_SIM;
-		di->num_cores = minor + 1;
-		di->queues_per_core = 4;
-		di->device_id = minor + 100;
-		di->hbm_size = (uint64_t)(minor + 1) << 20;
-		di->va_start = 1ULL << 32;
-		di->va_size = (1ULL << 48) - (1ULL << 32);
-		di->capabilities = DRM_TRN_CAP_SIMULATED;
+		memset(&full, 0, sizeof(full));
+		full.uapi_major = strstr(content, "uapi2") ? 2 : 1;
+		full.uapi_minor = strstr(content, "old") ? 2 : 3;
+		full.generation = DRM_TRN_GEN_SIM;
+		full.num_cores = minor + 1;
+		full.queues_per_core = 4;
+		full.device_id = minor + 100;
+		full.hbm_size = (uint64_t)(minor + 1) << 20;
+		full.va_start = 1ULL << 32;
+		full.va_size = (1ULL << 48) - (1ULL << 32);
+		full.capabilities = DRM_TRN_CAP_SIMULATED;
+		full.queue_depth = 1024 + minor;
+		full.job_timeout_ms = 5000 + minor;
+		full.ban_faults = 16 + minor;
+		/* Like the kernel: as much as both sides know. */
+		q->size = strstr(content, "old") ?
+			  offsetof(struct drm_trn_device_info, queue_depth) :
+			  sizeof(full);
+		memcpy(di, &full, q->size);
 		return 0;
 	}
 	errno = ENOTTY;
@@ -248,8 +260,17 @@ static void test_open_dedup(void)
 	CHECK_INT(info.hbm_size, 11ULL << 20);
 	CHECK_INT(info.va_start, 1ULL << 32);
 	CHECK_INT(info.capabilities, TRN_CAP_SIMULATED);
+	CHECK_INT(info.uapi_minor, 3);
+	CHECK_INT(info.queue_depth, 1034);
+	CHECK_INT(info.job_timeout_ms, 5010);
+	CHECK_INT(info.ban_faults, 26);
+	CHECK_INT(info.reserved0, 0);
 	CHECK_INT(info.reserved[0], 0);
-	CHECK_INT(info.reserved[15], 0);
+	CHECK_INT(info.reserved[13], 0);
+	/* The size never changes: new fields come out of reserved. */
+	CHECK_INT(sizeof(info), 264);
+	CHECK_INT(offsetof(struct trn_device_info, reserved) +
+		  sizeof(info.reserved), 264);
 
 	/* The first close keeps the shared handle alive. */
 	trn_device_close(a);
@@ -261,6 +282,22 @@ static void test_open_dedup(void)
 	CHECK(fcntl(fd, F_GETFD) < 0 && errno == EBADF);
 	trn_device_close(c);
 	CHECK_INT(trnhal_test_registry_size(), 0);
+
+	/* A uAPI 1.2 driver answers without the policy fields: zero. */
+	make_node("accel1", "trn old\n");
+	CHECK_INT(trn_device_open(1, &a), 0);
+	memset(&info, 0xaa, sizeof(info));
+	CHECK_INT(trn_device_info(a, &info), 0);
+	CHECK_INT(info.uapi_minor, 2);
+	CHECK_INT(info.num_cores, 2);
+	CHECK_INT(info.capabilities, TRN_CAP_SIMULATED);
+	CHECK_INT(info.queue_depth, 0);
+	CHECK_INT(info.job_timeout_ms, 0);
+	CHECK_INT(info.ban_faults, 0);
+	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.reserved[13], 0);
+	trn_device_close(a);
+	make_node("accel1", "trn\n");
 
 	/* A device that goes away under an open handle. */
 	CHECK_INT(trn_device_open(1, &a), 0);

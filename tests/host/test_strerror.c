@@ -30,7 +30,15 @@ int main(void)
 	/* Errors of jobs and fences. */
 	CHECK_STR(trn_strerror(-ETIME), "timed out waiting for a fence");
 	CHECK_STR(trn_strerror(-ETIMEDOUT),
-		  "the job ran too long and its queue was reset");
+		  "the job ran longer than the driver's timeout and was stopped; its context is banned");
+	/* Bans, cancellation and full queues (uAPI 1.3). */
+	CHECK_STR(trn_strerror(-ECANCELED),
+		  "the queue's context was banned (a job timed out, or too many MMU faults): its jobs are cancelled and refused");
+	CHECK_STR(trn_strerror(-ESRCH),
+		  "the job was cancelled: its queue was destroyed or its device file closed");
+	CHECK_STR(trn_strerror(-EAGAIN),
+		  "the queue is full (queue_depth unfinished jobs); nothing was queued");
+	CHECK_STR(trn_strerror(-EWOULDBLOCK), trn_strerror(-EAGAIN));
 	CHECK_STR(trn_strerror(-EILSEQ),
 		  "the device rejected a malformed command");
 	CHECK_STR(trn_strerror(-ERANGE),

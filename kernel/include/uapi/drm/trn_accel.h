@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	2
+#define DRM_TRN_UAPI_MINOR	3
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -138,6 +138,24 @@ struct drm_trn_device_info {
 	__u64 va_size;
 	/** @capabilities: mask of DRM_TRN_CAP_* bits. */
 	__u64 capabilities;
+	/**
+	 * @queue_depth: unfinished jobs a queue holds at most; a submission
+	 * beyond it waits, or fails with -EAGAIN with
+	 * %DRM_TRN_SUBMIT_NONBLOCK (uAPI 1.3).
+	 */
+	__u32 queue_depth;
+	/**
+	 * @job_timeout_ms: how long a job may run before its ring is reset
+	 * and its context banned (uAPI 1.3).
+	 */
+	__u32 job_timeout_ms;
+	/**
+	 * @ban_faults: a context is banned each time its jobs have made this
+	 * many more MMU faults (uAPI 1.3; one timeout bans it too).
+	 */
+	__u32 ban_faults;
+	/** @pad: zero. */
+	__u32 pad;
 };
 
 /**
@@ -349,12 +367,19 @@ struct drm_trn_queue_create {
 /**
  * struct drm_trn_queue_destroy - destroy a queue
  *
- * The call waits until the queue's jobs have been handed to the hardware,
- * up to about a second; jobs that cannot start by then (waiting on fences
- * that do not signal) are cancelled with -ESRCH, as are all jobs not yet
- * started when the process is being killed. Jobs on the hardware run to
- * completion. The queue's syncobj and status buffer handles stay valid
- * until closed.
+ * The call waits for nothing: every job of the queue that has not finished
+ * is cancelled with -ESRCH, in order, and appears as a failure in the
+ * queue's status page. Jobs on the hardware are stopped by the device at
+ * their next command boundary (what they wrote before stays written);
+ * jobs not there yet (waiting for their turn or for in-fences) never run.
+ * Wait for the queue's jobs first if they must finish. The queue's status
+ * buffer handle is closed (a CPU mapping of it stays valid until unmapped,
+ * and shows the cancelled jobs); its syncobj handle stays valid until
+ * closed.
+ *
+ * Closing the file (or the death of its process) does the same to all its
+ * queues. Nothing waits for the cancelled jobs: they keep what they use
+ * (buffers, mappings, the address space) until they are done.
  */
 struct drm_trn_queue_destroy {
 	/** @queue_id: the queue. */
@@ -398,10 +423,11 @@ struct drm_trn_sync {
  * fails signals its fences with an error: -EILSEQ for a malformed command,
  * -EFAULT for a device access outside the caller's mappings, -ETIMEDOUT when
  * it ran longer than the driver's timeout and the queue was reset, -ENODEV
- * when the device went away, -ESRCH or -ECANCELED when it was cancelled
- * before it ran (its queue destroyed or its file closed, see
- * &struct drm_trn_queue_destroy). DRM_IOCTL_TRN_QUEUE_STATUS says where it
- * failed.
+ * when the device went away, -ECANCELED when its context was banned (see
+ * %DRM_TRN_QUEUE_BANNED), -ESRCH when it was cancelled because its queue was
+ * destroyed or its file closed (see &struct drm_trn_queue_destroy). Its
+ * timeline out-points carry the error too. DRM_IOCTL_TRN_QUEUE_STATUS says
+ * where it failed.
  */
 struct drm_trn_job {
 	/** @cmd_va: device address of the command stream, 8-byte aligned. */
@@ -436,17 +462,28 @@ struct drm_trn_job {
 };
 
 /**
+ * DRM_TRN_SUBMIT_NONBLOCK - fail with -EAGAIN rather than wait for room
+ *
+ * A queue holds at most &drm_trn_device_info.queue_depth unfinished jobs.
+ * A submission that would exceed it waits (interruptibly: -EINTR, or a
+ * restart) until enough jobs finished, or with this flag fails at once
+ * with -EAGAIN.
+ */
+#define DRM_TRN_SUBMIT_NONBLOCK		(1U << 0)
+
+/**
  * struct drm_trn_submit - submit jobs to a queue
  *
  * Every job of the array is checked before any is queued: either all are
  * queued, in array order, with consecutive numbers written back to their
  * @seqno fields, or the call fails and queues nothing (and writes no
- * @seqno). The structure itself is only read.
+ * @seqno). The structure itself is only read. A queue of a banned context
+ * refuses jobs with -ECANCELED.
  */
 struct drm_trn_submit {
 	/** @queue_id: the queue. */
 	__u32 queue_id;
-	/** @flags: must be zero. */
+	/** @flags: DRM_TRN_SUBMIT_* flags. */
 	__u32 flags;
 	/** @jobs: user pointer to an array of @job_count jobs. */
 	__u64 jobs;
@@ -464,6 +501,15 @@ struct drm_trn_submit {
 #define DRM_TRN_QUEUE_GUILTY		(1U << 0)
 /** DRM_TRN_QUEUE_FAULTED - a job of this queue made an MMU fault */
 #define DRM_TRN_QUEUE_FAULTED		(1U << 1)
+/**
+ * DRM_TRN_QUEUE_BANNED - the queue's context was banned after the queue
+ * was created: it refuses jobs with -ECANCELED and its unfinished jobs
+ * were cancelled with -ECANCELED. A context is banned when one of its jobs
+ * times out, and each time its jobs have made another
+ * &drm_trn_device_info.ban_faults MMU faults; queues it creates afterwards
+ * work.
+ */
+#define DRM_TRN_QUEUE_BANNED		(1U << 2)
 
 /**
  * enum drm_trn_job_status - why the device failed a job
@@ -478,6 +524,7 @@ struct drm_trn_submit {
  *	against their rights; &drm_trn_queue_status.fault_va says where
  * @DRM_TRN_STATUS_TIMEOUT: the job exceeded the timeout and was reset
  * @DRM_TRN_STATUS_ABORTED: the device went away or the job was cancelled
+ *	(its context banned, its queue destroyed, its file closed)
  */
 enum drm_trn_job_status {
 	DRM_TRN_STATUS_OK = 0,

@@ -100,13 +100,23 @@ enum trn_opcode {
 #define TRN_REDUCE_SUM	0
 #define TRN_REDUCE_MAX	1
 
-/** struct trn_cmd_nop - NOP: 1 or more words, contents ignored */
+/**
+ * struct trn_cmd_nop - NOP: 1 or more words, contents ignored
+ * @header: opcode TRN_OP_NOP, no flags, the size in words (1 or more)
+ * @pad: ignored, like every word after it
+ */
 struct trn_cmd_nop {
 	__u32 header;
 	__u32 pad;
 };
 
-/** struct trn_cmd_write - WRITE: store @value (low 32 bits unless TRN_WRITE_64) */
+/**
+ * struct trn_cmd_write - WRITE: store an immediate value
+ * @header: opcode TRN_OP_WRITE, flags: %TRN_WRITE_64, the size in words
+ * @pad: zero
+ * @dst: device address, 4-byte aligned (8 with %TRN_WRITE_64)
+ * @value: what is stored: its low 32 bits, or all 64 with %TRN_WRITE_64
+ */
 struct trn_cmd_write {
 	__u32 header;
 	__u32 pad;
@@ -114,7 +124,13 @@ struct trn_cmd_write {
 	__u64 value;
 };
 
-/** struct trn_cmd_fill - FILL: repeat the 32-bit @pattern over @size bytes */
+/**
+ * struct trn_cmd_fill - FILL: repeat a 32-bit pattern
+ * @header: opcode TRN_OP_FILL, no flags, the size in words
+ * @pattern: the pattern, stored as it is in the command (little endian)
+ * @dst: device address, 4-byte aligned
+ * @size: bytes, a multiple of 4
+ */
 struct trn_cmd_fill {
 	__u32 header;
 	__u32 pattern;
@@ -123,8 +139,15 @@ struct trn_cmd_fill {
 };
 
 /**
- * struct trn_cmd_copy - COPY: @height rows of @width bytes; a row starts
- * @src_pitch (@dst_pitch) bytes after the previous one. 1D: @height 1.
+ * struct trn_cmd_copy - COPY: @height rows of @width bytes (1D: @height 1)
+ * @header: opcode TRN_OP_COPY, no flags, the size in words
+ * @pad: zero
+ * @dst: device address of the first destination row
+ * @src: device address of the first source row
+ * @width: bytes per row
+ * @height: rows
+ * @dst_pitch: bytes from one destination row to the next
+ * @src_pitch: bytes from one source row to the next
  */
 struct trn_cmd_copy {
 	__u32 header;
@@ -137,7 +160,12 @@ struct trn_cmd_copy {
 	__u64 src_pitch;
 };
 
-/** struct trn_cmd_timestamp - TIMESTAMP: store the device clock (ns, u64) */
+/**
+ * struct trn_cmd_timestamp - TIMESTAMP: store the device clock
+ * @header: opcode TRN_OP_TIMESTAMP, no flags, the size in words
+ * @pad: zero
+ * @dst: device address, 8-byte aligned, of the u64 time in ns
+ */
 struct trn_cmd_timestamp {
 	__u32 header;
 	__u32 pad;
@@ -145,8 +173,13 @@ struct trn_cmd_timestamp {
 };
 
 /**
- * struct trn_cmd_sem - SEM_SIGNAL adds @value to semaphore @sem (wrapping);
- * SEM_WAIT stalls its queue until semaphore @sem is at least @value.
+ * struct trn_cmd_sem - SEM_SIGNAL and SEM_WAIT on a device semaphore
+ * @header: opcode TRN_OP_SEM_SIGNAL or TRN_OP_SEM_WAIT, no flags, the
+ *	size in words
+ * @sem: the semaphore of the job's context on its NeuronCore, below
+ *	%TRN_NUM_SEMAPHORES
+ * @value: SEM_SIGNAL adds it (wrapping); SEM_WAIT stalls the job's queue
+ *	until the semaphore is at least this
  */
 struct trn_cmd_sem {
 	__u32 header;
@@ -154,7 +187,14 @@ struct trn_cmd_sem {
 	__u64 value;
 };
 
-/** struct trn_cmd_call - CALL: run the commands at [@va, @va + @size) */
+/**
+ * struct trn_cmd_call - CALL: run a second-level command buffer
+ * @header: opcode TRN_OP_CALL, no flags, the size in words
+ * @pad: zero
+ * @va: its device address, 8-byte aligned
+ * @size: its bytes, a non-zero multiple of 8; nesting is bounded by
+ *	%TRN_ISA_MAX_CALL_DEPTH
+ */
 struct trn_cmd_call {
 	__u32 header;
 	__u32 pad;
@@ -164,9 +204,20 @@ struct trn_cmd_call {
 
 /**
  * struct trn_cmd_matmul - MATMUL: C[m][n] (+)= A[m][k] * B[k][n]
+ * @header: opcode TRN_OP_MATMUL, flags: TRN_MATMUL_*, the size in words
+ * @m: rows of A and C
+ * @n: columns of B and C
+ * @k: columns of A, rows of B
+ * @a: device address of A
+ * @b: device address of B
+ * @c: device address of C
+ * @lda: row pitch of A in bytes (of what is stored, with the transpose
+ *	flags)
+ * @ldb: row pitch of B in bytes (likewise)
+ * @ldc: row pitch of C in bytes
  *
- * A and B are f32, or bf16 with TRN_MATMUL_BF16; C is f32. Row-major;
- * @lda, @ldb, @ldc are row pitches in bytes.
+ * A and B are f32, or bf16 with %TRN_MATMUL_BF16; C is f32, accumulated
+ * in f32. Row-major.
  */
 struct trn_cmd_matmul {
 	__u32 header;
@@ -183,6 +234,15 @@ struct trn_cmd_matmul {
 
 /**
  * struct trn_cmd_unary - UNARY: dst[r][c] = op(src[r][c]) on f32
+ * @header: opcode TRN_OP_UNARY, flags: %TRN_ELEM_DST_BF16, the size in
+ *	words
+ * @op: TRN_UNARY_*
+ * @rows: rows
+ * @cols: elements per row
+ * @dst: device address of the result
+ * @src: device address of the operand
+ * @dst_pitch: bytes from one result row to the next
+ * @src_pitch: bytes from one operand row to the next (0: one row for all)
  */
 struct trn_cmd_unary {
 	__u32 header;
@@ -197,8 +257,17 @@ struct trn_cmd_unary {
 
 /**
  * struct trn_cmd_binary - BINARY: dst[r][c] = a[r][c] op b[r][c] on f32
- *
- * A pitch of 0 repeats one row for every row (broadcast).
+ * @header: opcode TRN_OP_BINARY, flags: %TRN_ELEM_DST_BF16,
+ *	%TRN_BINARY_B_PER_ROW, the size in words
+ * @op: TRN_BINARY_*
+ * @rows: rows
+ * @cols: elements per row
+ * @dst: device address of the result
+ * @a: device address of the first operand
+ * @b: device address of the second operand
+ * @dst_pitch: bytes from one result row to the next
+ * @a_pitch: bytes from one row of @a to the next (0: one row for all)
+ * @b_pitch: bytes from one row of @b to the next (0: one row for all)
  */
 struct trn_cmd_binary {
 	__u32 header;
@@ -213,7 +282,16 @@ struct trn_cmd_binary {
 	__u64 b_pitch;
 };
 
-/** struct trn_cmd_reduce - REDUCE: dst[r] = op over c of src[r][c], f32 */
+/**
+ * struct trn_cmd_reduce - REDUCE: dst[r] = op over c of src[r][c], f32
+ * @header: opcode TRN_OP_REDUCE, no flags, the size in words
+ * @op: TRN_REDUCE_*
+ * @rows: rows
+ * @cols: elements per row
+ * @dst: device address of the @rows results
+ * @src: device address of the operand
+ * @src_pitch: bytes from one operand row to the next
+ */
 struct trn_cmd_reduce {
 	__u32 header;
 	__u32 op;
