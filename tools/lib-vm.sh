@@ -8,12 +8,23 @@
 #   debug   6.12 from Debian's linux-source-6.12, built here with KASAN,
 #           lockdep, kmemleak, UBSAN, fault injection and KUnit
 #           (tests/debug-lane/), everything built in
+#   dmem    7.3 from Debian's linux-source-7.3 (trixie-backports), built
+#           here lean, with the dmem cgroup controller (tests/dmem-lane/,
+#           tests/debug-lane/build-kernel), everything built in
+#
+# and two variants of the 6.12 lane, which boot its kernel, initramfs and
+# module build differently so that the DMA API really does something:
+#   6.12-swiotlb  every streaming DMA mapping bounced (swiotlb=N,force)
+#   6.12-iommu    QEMU's emulated Intel IOMMU (q35), strict invalidation
 #
 # Everything is cached under <repo>/build/ (see Documentation/testing.md):
 #   build/cache/lanes/<lane>/   kernel: vmlinuz, lib/modules/<kver>, initramfs
-#                               (debug: also its src/ and obj/ build trees)
-#   build/cache/trixie-chroot/  build chroot for the newest lane
+#                               (debug, dmem: also src/ and obj/ build trees)
+#   build/cache/sources/        linux-source-7.3's tarball (dmem lane)
+#   build/cache/trixie-chroot/  build chroot for the newest lane; apt for
+#                               the dmem lane's sources
 #   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
+#                               (the 6.12 variants use 6.12's)
 #   build/vm/<run>/             per-guest scratch (writable 9p share)
 #
 # Nothing here names a mirror: apt sources come from tools/lib-apt.sh, which
@@ -25,9 +36,11 @@ TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
 # Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
 # /run: the guest sees the host's tree except those (tmpfs there).
 TRN_WORK=${TRN_WORK:-$TRN_BUILD}
-TRN_LANES="6.12 newest debug"
+TRN_LANES="6.12 6.12-swiotlb 6.12-iommu newest debug dmem"
 # Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
 TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
+# (Whether TRN_VM_MEM was set: the swiotlb lane has its own default.)
+TRN_VM_MEM_SET=${TRN_VM_MEM:-}
 TRN_VM_MEM=${TRN_VM_MEM:-2048}
 TRN_VM_SMP=${TRN_VM_SMP:-2}
 TRN_VM_TIMEOUT=${TRN_VM_TIMEOUT:-900}
@@ -82,11 +95,20 @@ trn_unlock() {
 }
 
 trn_lane_valid() {
-	case "$1" in 6.12 | newest | debug) return 0 ;; esac
+	case "$1" in 6.12 | 6.12-swiotlb | 6.12-iommu | newest | debug | dmem) return 0 ;; esac
 	trn_die "unknown lane '$1' (lanes: $TRN_LANES)"
 }
 
-trn_lane_cache() { echo "$TRN_CACHE/lanes/$1"; }
+# The lane whose kernel, initramfs and module build LANE uses: 6.12 for its
+# variants, which differ only in how the guest boots; else LANE itself.
+trn_lane_base() {
+	case "$1" in
+	6.12-swiotlb | 6.12-iommu) echo 6.12 ;;
+	*) echo "$1" ;;
+	esac
+}
+
+trn_lane_cache() { echo "$TRN_CACHE/lanes/$(trn_lane_base "$1")"; }
 
 # Highest version among `apt-cache madison` lines for PKG in SUITE ($1 the
 # apt-cache command prefix, may be a chroot wrapper).
@@ -272,20 +294,37 @@ trn_newest_kdir() {
 	echo "/usr/src/linux-headers-$k"
 }
 
-# ---------------------------------------------------------------- debug lane
+# ------------------------------------------------------ debug and dmem lanes
 
-# 6.12 built from Debian's linux-source-6.12 with the configuration fragment
-# tests/debug-lane/debug.config by tests/debug-lane/build-kernel, cached in
-# build/cache/lanes/debug/ under a key over the source package's version,
-# the fragment, the build script and the compiler.
+# Two lanes boot kernels built here from Debian's kernel sources, by
+# tests/debug-lane/build-kernel: `make allnoconfig` plus a configuration
+# fragment, everything built in.  Each is cached in build/cache/lanes/<lane>/
+# under a key over the source package's version, the fragment, the build
+# script and the compiler.
+#   debug  linux-source-6.12 (the host's package, /usr/src) with
+#          tests/debug-lane/debug.config: KASAN, lockdep, kmemleak, UBSAN,
+#          fault injection, KUnit
+#   dmem   linux-source-7.3 from trixie-backports (fetched through the
+#          trixie chroot, unpacked into build/cache/sources/) with
+#          tests/dmem-lane/dmem.config: lean, no detectors, but with the
+#          memory and dmem cgroup controllers (CONFIG_CGROUP_DMEM, which
+#          Debian's own 7.x kernels leave out)
+# Both are compiled, and trn's modules built against them, with the host's
+# gcc.
+TRN_KBUILDER=$TRN_ROOT/tests/debug-lane/build-kernel
 TRN_DEBUG_FRAGMENT=$TRN_ROOT/tests/debug-lane/debug.config
-TRN_DEBUG_BUILDER=$TRN_ROOT/tests/debug-lane/build-kernel
 TRN_DEBUG_PACKAGES="linux-source-6.12 xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
 # Extra kernel parameters of the debug lane: with every check on and no
 # KVM, the ACPI interpreter needs more than its 30 s loop limit to run the
 # PCI interrupt routing method (_PRT) of QEMU's firmware, three times
 # over; the firmware's PIRQ table does the same job at once.
 TRN_DEBUG_CMDLINE="acpi=noirq"
+TRN_DMEM_SOURCE=${TRN_DMEM_SOURCE:-linux-source-7.3}
+TRN_DMEM_FRAGMENT=$TRN_ROOT/tests/dmem-lane/dmem.config
+TRN_DMEM_PACKAGES="xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
+
+# Whether LANE's kernel is built here (debug, dmem).
+trn_lane_built() { case "$1" in debug | dmem) return 0 ;; esac; return 1; }
 
 # Path of the linux-source-6.12 tarball (installs the package if needed).
 trn_debug_tarball() {
@@ -299,74 +338,164 @@ trn_debug_tarball() {
 	echo "$t"
 }
 
-# The debug kernel's cache key (16 hex digits).
-trn_debug_key() {
-	local t v
-	t=$(trn_debug_tarball)
-	v=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || true)
-	# A tarball dpkg does not know (put there by hand): hash its contents.
-	[ -n "$v" ] || v=$(sha256sum <"$t")
+# The highest version of $TRN_DMEM_SOURCE in the trixie chroot's apt lists.
+_trn_dmem_candidate() {
+	trn_chroot apt-cache madison "$TRN_DMEM_SOURCE" 2>/dev/null |
+		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -V | tail -n 1
+}
+
+# Version of $TRN_DMEM_SOURCE to build: the highest the trixie chroot's apt
+# lists offer (trixie-backports), or, if they offer none even after an
+# update, the one already unpacked in build/cache/sources/.
+trn_dmem_version() {
+	local v="" d
+	_trn_chroot_ok || { trn_lock; trn_chroot_ensure; trn_unlock; }
+	v=$(_trn_dmem_candidate)
+	if [ -z "$v" ]; then
+		trn_lock
+		TRN_REFRESH=1 _trn_chroot_refresh
+		trn_unlock
+		v=$(_trn_dmem_candidate)
+	fi
+	if [ -z "$v" ]; then
+		for d in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*/.ok; do
+			[ -f "$d" ] || continue
+			d=${d%/.ok}
+			v=${d##*/"${TRN_DMEM_SOURCE}"_}
+		done
+	fi
+	[ -n "$v" ] || trn_die "[dmem] the trixie chroot's apt lists have no $TRN_DMEM_SOURCE, and none is cached"
+	echo "$v"
+}
+
+# Path of the $TRN_DMEM_SOURCE tarball: apt-get download in the trixie
+# chroot and dpkg -x, once per version, into build/cache/sources/
+# (older versions are removed).
+trn_dmem_tarball() {
+	local v d tmp f t=""
+	v=$(trn_dmem_version)
+	d=$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_$v
+	if [ ! -f "$d/.ok" ]; then
+		trn_lock
+		if [ ! -f "$d/.ok" ]; then
+			trn_log "[dmem] fetching $TRN_DMEM_SOURCE $v (about 170 MB) through the trixie chroot"
+			rm -rf "$d" "$d.tmp"
+			mkdir -p "$d.tmp/dl"
+			tmp=$d.tmp
+			# shellcheck disable=SC2016 # the inner shell expands $1
+			TRN_CHROOT_BIND="$tmp/dl:/trn-dl" trn_chroot sh -c \
+				'cd /trn-dl && apt-get -o APT::Sandbox::User=root download -qq "$1"' sh \
+				"$TRN_DMEM_SOURCE=$v" ||
+				trn_die "[dmem] apt-get download $TRN_DMEM_SOURCE=$v failed in the trixie chroot"
+			for f in "$tmp"/dl/*.deb; do
+				dpkg -x "$f" "$tmp/x" || trn_die "[dmem] dpkg -x $f failed"
+			done
+			for f in "$tmp"/x/usr/src/"$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+			[ -n "$t" ] || trn_die "[dmem] no /usr/src/$TRN_DMEM_SOURCE.tar.* in $TRN_DMEM_SOURCE $v"
+			mkdir -p "$d"
+			mv "$t" "$d/"
+			rm -rf "$tmp"
+			echo "$v" >"$d/.ok"
+			for f in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*; do
+				[ "$f" = "$d" ] || rm -rf "$f"
+			done
+		fi
+		trn_unlock
+	fi
+	for f in "$d/$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+	[ -n "$t" ] || trn_die "[dmem] no $d/$TRN_DMEM_SOURCE.tar.* (rm -rf $d to fetch it again)"
+	echo "$t"
+}
+
+# LANE's cache key (16 hex digits).
+trn_built_key() {
+	local lane=$1 t v frag
+	case "$lane" in
+	debug)
+		t=$(trn_debug_tarball)
+		v=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || true)
+		# A tarball dpkg does not know (put there by hand): hash its contents.
+		[ -n "$v" ] || v=$(sha256sum <"$t")
+		frag=$TRN_DEBUG_FRAGMENT
+		;;
+	dmem)
+		t=$(trn_dmem_tarball)
+		v=$(cat "${t%/*}/.ok")
+		frag=$TRN_DMEM_FRAGMENT
+		;;
+	esac
 	{
 		echo "source $(basename "$t") $v"
 		echo "gcc $(gcc -dumpfullversion 2>/dev/null || gcc -dumpversion)"
-		sha256sum <"$TRN_DEBUG_FRAGMENT"
-		sha256sum <"$TRN_DEBUG_BUILDER"
+		sha256sum <"$frag"
+		sha256sum <"$TRN_KBUILDER"
 	} | sha256sum | cut -c1-16
 }
 
-_trn_debug_ready() {
+_trn_built_ready() {
 	local c=$1 key=$2
 	[ "$(cat "$c/key" 2>/dev/null)" = "$key" ] && [ -f "$c/vmlinuz" ] && [ -s "$c/kver" ] &&
 		[ -f "$c/obj/Module.symvers" ]
 }
 
-# Build the debug kernel unless the cache already has it for the current key.
-trn_debug_kernel() {
-	local c key t
-	c=$(trn_lane_cache debug)
-	key=$(trn_debug_key)
-	_trn_debug_ready "$c" "$key" && return 0
+# Build LANE's kernel unless the cache already has it for the current key.
+trn_built_kernel() {
+	local lane=$1 c key t pkgs frag what
+	c=$(trn_lane_cache "$lane")
+	key=$(trn_built_key "$lane")
+	_trn_built_ready "$c" "$key" && return 0
 	trn_lock
-	if ! _trn_debug_ready "$c" "$key"; then
+	if ! _trn_built_ready "$c" "$key"; then
+		case "$lane" in
+		debug)
+			pkgs=$TRN_DEBUG_PACKAGES frag=$TRN_DEBUG_FRAGMENT
+			t=$(trn_debug_tarball)
+			what="the debug kernel from $(basename "$t") (cache key $key; about 6 minutes on 2 cores"
+			;;
+		dmem)
+			pkgs=$TRN_DMEM_PACKAGES frag=$TRN_DMEM_FRAGMENT
+			t=$(trn_dmem_tarball)
+			what="the dmem kernel from $(basename "$t") $(cat "${t%/*}/.ok") (cache key $key; about 5 minutes on 2 cores"
+			;;
+		esac
 		# shellcheck disable=SC2086
-		trn_install $TRN_DEBUG_PACKAGES || trn_die "cannot install what building the debug kernel needs"
-		t=$(trn_debug_tarball)
-		trn_log "[debug] building the debug kernel from $(basename "$t") (cache key $key;" \
-			"about 6 minutes on 2 cores; log: $c/build.log)"
-		"$TRN_DEBUG_BUILDER" "$t" "$TRN_DEBUG_FRAGMENT" "$c" "$key" ||
-			trn_die "[debug] building the debug kernel failed (log: $c/build.log)"
+		trn_install $pkgs || trn_die "cannot install what building the $lane kernel needs"
+		trn_log "[$lane] building $what; log: $c/build.log)"
+		"$TRN_KBUILDER" "$t" "$frag" "$c" "$key" ||
+			trn_die "[$lane] building the $lane kernel failed (log: $c/build.log)"
 	fi
 	trn_unlock
 }
 
-# Kernel release of the debug lane (builds the kernel if needed).
-trn_debug_kver() {
-	trn_debug_kernel
-	cat "$(trn_lane_cache debug)/kver"
+# Kernel release of a built lane (builds the kernel if needed).
+trn_built_kver() {
+	trn_built_kernel "$1"
+	cat "$(trn_lane_cache "$1")/kver"
 }
 
-# The debug kernel's O= build tree, what external modules build against.
-trn_debug_kdir() {
-	trn_debug_kernel
-	echo "$(trn_lane_cache debug)/obj"
+# A built lane's O= build tree, what external modules build against.
+trn_built_kdir() {
+	trn_built_kernel "$1"
+	echo "$(trn_lane_cache "$1")/obj"
 }
 
 # ------------------------------------------------------------ lane kernels
 
 trn_lane_kver() {
-	case "$1" in
+	case "$(trn_lane_base "$1")" in
 	6.12) trn_612_kver ;;
 	newest) trn_newest_kver ;;
-	debug) trn_debug_kver ;;
+	debug | dmem) trn_built_kver "$1" ;;
 	esac
 }
 
 # Download the kernel image package(s) of release KVER into the lane cache
 # and unpack them: <cache>/vmlinuz, <cache>/lib/modules/<kver>/ (depmod'ed).
 trn_lane_kernel() {
-	local lane=$1 k c dl x deps p mdir
-	if [ "$lane" = debug ]; then
-		trn_debug_kernel
+	local lane k c dl x deps p mdir
+	lane=$(trn_lane_base "$1")
+	if trn_lane_built "$lane"; then
+		trn_built_kernel "$lane"
 		return
 	fi
 	k=$(trn_lane_kver "$lane")
@@ -432,11 +561,15 @@ trn_lane_kernel() {
 
 # ----------------------------------------------------------------- modules
 
-# The lane's copy of kernel/: build/lanes/<lane>/kernel.
-trn_lane_moddir() { echo "$TRN_WORK/lanes/$1/kernel"; }
+# The lane's copy of kernel/: build/lanes/<lane>/kernel (the 6.12
+# variants share 6.12's: same kernel, same modules).
+trn_lane_moddir() { echo "$TRN_WORK/lanes/$(trn_lane_base "$1")/kernel"; }
 
 # Build the kernel modules for a lane.  Extra make arguments (W=1, C=2) follow.
 # TRN_KERNEL_SRC overrides the source directory (default: <repo>/kernel).
+# A 6.12 variant builds in 6.12's tree (incrementally unless TRN_FRESH is
+# set, so right after the 6.12 lane there is nothing to do), with the log
+# in its own build/lanes/<variant>/make.log.
 trn_lane_build() {
 	local lane=$1 src d k kdir log
 	shift
@@ -456,7 +589,8 @@ trn_lane_build() {
 		--exclude='/compat/generated/' \
 		"$src/" "$d/" || trn_die "cannot copy $src to $d"
 	log=$TRN_WORK/lanes/$lane/make.log
-	case "$lane" in
+	mkdir -p "${log%/*}"
+	case "$(trn_lane_base "$lane")" in
 	6.12)
 		kdir=$(trn_612_kdir)
 		make -C "$d" KDIR="$kdir" "$@" >"$log" 2>&1
@@ -466,8 +600,8 @@ trn_lane_build() {
 		TRN_CHROOT_BIND="$d:/trn-build" trn_chroot \
 			make -C /trn-build KDIR="$kdir" "$@" >"$log" 2>&1
 		;;
-	debug)
-		kdir=$(trn_debug_kdir)
+	debug | dmem)
+		kdir=$(trn_built_kdir "$lane")
 		make -C "$d" KDIR="$kdir" "$@" >"$log" 2>&1
 		;;
 	esac || {
@@ -555,7 +689,8 @@ INIT
 
 # Build (if inputs changed) the lane's initramfs; prints its path.
 trn_lane_initramfs() {
-	local lane=$1 c k bb sum out tmp m f
+	local lane c k bb sum out tmp m f
+	lane=$(trn_lane_base "$1")
 	k=$(trn_lane_kver "$lane")
 	c=$(trn_lane_cache "$lane")
 	bb=/bin/busybox
@@ -606,6 +741,192 @@ trn_lane_prepare() {
 	trn_unlock
 }
 
+# ------------------------------------------------------------ 6.12 variants
+
+# 6.12-swiotlb: swiotlb=<slabs>,force makes dma-direct bounce every
+# streaming mapping (dma_map_sg/page; trn_sim's device is on dma-direct)
+# through the software IO TLB, as on a machine whose devices cannot reach
+# all of memory or whose memory is encrypted: the device sees a copy that
+# only dma_sync_*() (or map/unmap without DMA_ATTR_SKIP_CPU_SYNC) brings up
+# to date.  A slab is 2 KiB; the default pool (32768 slabs, 64 MiB) is too
+# small for the suite, whose host buffers add up to a few hundred MiB at a
+# time, and a full pool fails mappings (ENOMEM), not tests of contents.
+TRN_SWIOTLB_SLABS=${TRN_SWIOTLB_SLABS:-262144} # 512 MiB
+# The pool is taken out of the guest's memory below 4 GiB at boot, so
+# that guest gets 1 GiB more than the others (unless TRN_VM_MEM says).
+TRN_SWIOTLB_MEM=3072
+# 6.12-iommu: QEMU's Intel IOMMU (VT-d; needs the q35 machine), enabled in
+# the kernel, with strict invalidation: an unmapped IOVA is gone from the
+# IOTLB before dma_unmap_*() returns (Debian's default is lazy: a flush
+# queue, invalidating in batches), so a use after unmap faults at once.
+# Interrupt remapping is QEMU's choice (intremap=auto): on under TCG,
+# which emulates the interrupt controllers itself (the guest enables it in
+# xAPIC mode), off under KVM with its in-kernel irqchip, with which QEMU
+# could not remap (it would need kernel-irqchip=split).
+TRN_IOMMU_CMDLINE="intel_iommu=on iommu.strict=1"
+TRN_IOMMU_QEMU="-machine q35 -device intel-iommu"
+# The virtio devices (the 9p shares, rng) behind the IOMMU: modern virtio
+# (disable-legacy=on) with VIRTIO_F_ACCESS_PLATFORM (iommu_platform=on), so
+# their drivers use the DMA API and the IOMMU translates every request.
+TRN_IOMMU_VIRTIO=",disable-legacy=on,iommu_platform=on"
+
+# How LANE boots: sets _trn_boot_cmdline (kernel parameters after the
+# common ones), _trn_boot_mem (MiB), _trn_boot_qemu (extra QEMU arguments,
+# before the devices) and _trn_boot_virtio (options of every virtio device).
+_trn_lane_boot() {
+	_trn_boot_cmdline=mitigations=off
+	_trn_boot_mem=$TRN_VM_MEM
+	_trn_boot_qemu=""
+	_trn_boot_virtio=""
+	case "$1" in
+	# (The kernels built here have no mitigations: nothing to turn off.)
+	debug) _trn_boot_cmdline=$TRN_DEBUG_CMDLINE ;;
+	dmem) _trn_boot_cmdline="" ;;
+	6.12-swiotlb)
+		_trn_boot_cmdline="$_trn_boot_cmdline swiotlb=$TRN_SWIOTLB_SLABS,force"
+		_trn_boot_mem=${TRN_VM_MEM_SET:-$TRN_SWIOTLB_MEM}
+		;;
+	6.12-iommu)
+		_trn_boot_cmdline="$_trn_boot_cmdline $TRN_IOMMU_CMDLINE"
+		_trn_boot_qemu=$TRN_IOMMU_QEMU
+		_trn_boot_virtio=$TRN_IOMMU_VIRTIO
+		;;
+	esac
+}
+
+# trn_lane_probe_cmds LANE WHEN
+# Shell commands (for the guest's /bin/sh) that record what LANE's boot
+# parameters did in $TRN_VM_OUT/dma-probe.WHEN, WHEN being "boot" (first
+# thing: run-suite clears the kernel log) or "end".  Nothing for the lanes
+# that are not 6.12 variants.
+trn_lane_probe_cmds() {
+	local lane=$1 when=$2
+	case "$lane" in 6.12-swiotlb | 6.12-iommu) ;; *) return 0 ;; esac
+	# shellcheck disable=SC2016 # expands in the guest
+	printf '{\n\techo "cmdline $(cat /proc/cmdline)"\n'
+	case "$lane" in
+	6.12-swiotlb)
+		cat <<'PROBE'
+	dmesg | sed -n -E 's/^\[ *[0-9.]+\] //; /software IO TLB/s/^/dmesg /p; /swiotlb buffer is full/s/^/fault /p'
+	for f in io_tlb_nslabs io_tlb_used io_tlb_used_hiwater; do
+		[ -r "/sys/kernel/debug/swiotlb/$f" ] && echo "debugfs $f $(cat "/sys/kernel/debug/swiotlb/$f")"
+	done
+PROBE
+		;;
+	6.12-iommu)
+		cat <<'PROBE'
+	dmesg | sed -n -E 's/^\[ *[0-9.]+\] //
+		/DMAR: IOMMU enabled|DMAR-IR: Enabled IRQ remapping|iommu: Default domain type|iommu: DMA domain TLB invalidation policy/s/^/dmesg /p
+		/DMAR: \[(DMA|INTR)|DMAR: DRHD: handling fault/s/^/fault /p'
+	for d in /sys/class/iommu/*; do [ -e "$d" ] && echo "iommu ${d##*/}"; done
+	for g in /sys/kernel/iommu_groups/*; do
+		[ -d "$g/devices" ] && echo "group ${g##*/} $(cat "$g/type" 2>/dev/null) $(ls "$g/devices" | tr '\n' ' ')"
+	done
+	for v in /sys/bus/virtio/devices/*; do
+		[ -e "$v" ] || continue
+		p=$(readlink -f "$v/..")
+		g=$(readlink "$p/iommu_group" 2>/dev/null)
+		d=$(readlink "$v/driver" 2>/dev/null)
+		echo "virtio ${v##*/} pci=${p##*/} group=${g##*/} access_platform=$(cut -c34 "$v/features") driver=${d##*/}"
+	done
+	# (trn's simulated devices, if loaded: on their own bus, no IOMMU.)
+	for t in /sys/bus/trn_sim/devices/*; do
+		[ -e "$t" ] || continue
+		g=$(readlink "$t/iommu_group" 2>/dev/null)
+		echo "trn ${t##*/} group=${g##*/}"
+	done
+PROBE
+		;;
+	esac
+	# shellcheck disable=SC2016
+	printf '} >"$TRN_VM_OUT/dma-probe.%s" 2>&1\n' "$when"
+}
+
+# trn_lane_probe_check LANE DIR [used]
+# Reads DIR/dma-probe.{boot,end} (trn_lane_probe_cmds) and prints one line
+# saying whether LANE's boot parameters took effect; returns 1 if not.
+# With "used" (after the suite, trn unloaded), the swiotlb pool must also
+# have bounced something, and have every slot back.
+trn_lane_probe_check() {
+	local lane=$1 used=${3:-} boot=$2/dma-probe.boot end=$2/dma-probe.end
+	local bad="" v n hi left mapped faults groups types dmar virtio
+	[ -f "$boot" ] || { echo "no $boot: the guest did not record its boot"; return 1; }
+	[ -f "$end" ] || end=/dev/null
+	faults=$(grep -ch '^fault ' "$boot" "$end" | awk '{ n += $1 } END { print n + 0 }')
+	case "$lane" in
+	6.12-swiotlb)
+		v="swiotlb=$TRN_SWIOTLB_SLABS,force"
+		grep -q "^cmdline .*[[:space:]]$v\([[:space:]]\|$\)" "$boot" || bad="$bad, $v not on the command line"
+		n=$(awk '$1 == "debugfs" && $2 == "io_tlb_nslabs" { print $3 }' "$boot")
+		# x86 prints where the pool is ("mapped [mem ...]") only when it
+		# wanted one by itself (memory above 4 GiB): the kernel's own
+		# word on the pool is debugfs, and "area num N" is all there is.
+		mapped=$(sed -n 's/^dmesg software IO TLB: //p' "$boot" | sed 's/\.$//' | paste -sd ';' | sed 's/;/; /g')
+		[ -n "$mapped" ] || bad="$bad, no 'software IO TLB' line in the kernel log"
+		if [ -z "$n" ]; then
+			bad="$bad, no /sys/kernel/debug/swiotlb/io_tlb_nslabs"
+		elif [ "$n" != "$TRN_SWIOTLB_SLABS" ]; then
+			bad="$bad, $n slabs instead of $TRN_SWIOTLB_SLABS"
+		fi
+		hi=$(awk '$1 == "debugfs" && $2 == "io_tlb_used_hiwater" { print $3 }' "$end")
+		left=$(awk '$1 == "debugfs" && $2 == "io_tlb_used" { print $3 }' "$end")
+		if [ -n "$used" ] && [ "${hi:-0}" = 0 ]; then
+			bad="$bad, nothing was bounced (io_tlb_used_hiwater ${hi:-missing})"
+		fi
+		if [ -n "$used" ] && [ "${left:-0}" != 0 ]; then
+			bad="$bad, $left slabs still mapped with trn unloaded"
+		fi
+		[ "$faults" = 0 ] || bad="$bad, the pool was full $faults times"
+		printf 'swiotlb: %s, pool %s slabs = %s MiB (debugfs; kernel log: %s); high water %s slabs = %s MiB, %s in use at the end%s' \
+			"$(if grep -q "^cmdline .*$v" "$boot"; then echo "forced ($v)"; else echo "NOT forced"; fi)" \
+			"${n:-?}" "$(( ${n:-0} * 2 / 1024 ))" "${mapped:-nothing}" "${hi:-?}" \
+			"$(awk -v n="${hi:-0}" 'BEGIN { printf "%.1f", n * 2 / 1024 }')" "${left:-?}" \
+			"$(if [ "$faults" = 0 ]; then echo ", never full"; fi)"
+		;;
+	6.12-iommu)
+		for v in $TRN_IOMMU_CMDLINE; do
+			grep -q "^cmdline .*[[:space:]]$v\([[:space:]]\|$\)" "$boot" || bad="$bad, $v not on the command line"
+		done
+		grep -q '^dmesg DMAR: IOMMU enabled' "$boot" || bad="$bad, no 'DMAR: IOMMU enabled' in the kernel log"
+		grep -q '^dmesg iommu: DMA domain TLB invalidation policy: strict' "$boot" ||
+			bad="$bad, invalidation is not strict"
+		dmar=$(awk '$1 == "iommu" { printf "%s%s", s, $2; s = " " }' "$boot")
+		[ -n "$dmar" ] || bad="$bad, /sys/class/iommu is empty"
+		groups=$(grep -c '^group ' "$boot")
+		types=$(awk '$1 == "group" { print $3 }' "$boot" | sort | uniq -c | awk '{ printf "%s%s %s", s, $1, $2; s = ", " }')
+		[ "$groups" -gt 0 ] || bad="$bad, no IOMMU groups"
+		awk '$1 == "group" && $3 != "DMA" { f = 1 } END { exit !f }' "$boot" &&
+			bad="$bad, groups not of type DMA (translated, strict): $types"
+		# Virtio devices with a driver (virtio-rng has none in the guest),
+		# and those of them that are not translated (no VIRTIO_F_ACCESS_PLATFORM
+		# negotiated, or no IOMMU group).
+		virtio=$(awk '$1 == "virtio" && $6 != "driver=" && $5 == "access_platform=1" && $4 != "group=" {
+			printf "%s%s", s, $2; s = " " }' "$boot")
+		v=$(awk '$1 == "virtio" && $6 != "driver=" && ($5 != "access_platform=1" || $4 == "group=") {
+			printf "%s%s", s, $2; s = " " }' "$boot")
+		[ -z "$TRN_IOMMU_VIRTIO" ] || [ -z "$v" ] || bad="$bad, virtio devices not behind the IOMMU: $v"
+		[ "$faults" = 0 ] || bad="$bad, $faults DMAR faults"
+		printf 'iommu: %s (%s), %s, %s, %s; %s groups (%s); virtio %s%s' \
+			"$(if grep -q '^dmesg DMAR: IOMMU enabled' "$boot"; then echo "DMAR enabled"; else echo "DMAR NOT enabled"; fi)" \
+			"${dmar:-no /sys/class/iommu entries}" \
+			"$(sed -n 's/^dmesg iommu: Default domain type: \([^ ]*\).*/default domain \1/p' "$boot" | head -n 1)" \
+			"$(sed -n 's/^dmesg iommu: DMA domain TLB invalidation policy: \([a-z]*\) mode.*/\1 invalidation/p' "$boot" | head -n 1)" \
+			"$(if grep -q '^dmesg DMAR-IR: Enabled IRQ remapping' "$boot"; then echo "interrupt remapping on"; else echo "interrupt remapping off"; fi)" \
+			"$groups" "$types" \
+			"9p devices translated (ACCESS_PLATFORM): ${virtio:-none}${v:+, not translated: $v}" \
+			"$(if [ "$faults" = 0 ]; then echo "; no DMAR faults"; fi)"
+		awk '$1 == "trn" { printf "; %s %s", $2, $3 == "group=" ? "not behind the IOMMU (dma-direct)" : "in IOMMU " $3 }' \
+			"$boot" "$end"
+		;;
+	*) return 0 ;;
+	esac
+	if [ -n "$bad" ]; then
+		echo "; NOT AS ASKED: ${bad#, }"
+		return 1
+	fi
+	echo
+}
+
 # ------------------------------------------------------------------- guest
 
 _trn_accel() {
@@ -652,24 +973,24 @@ trn_vm_run() {
 # One boot of a lane's kernel running $out/cmd.sh; returns its exit status
 # (124: timed out, 125: no status came back).
 _trn_vm_boot() {
-	local lane=$1 c=$2 initrd=$3 out=$4 rc=0 cmdline=mitigations=off
+	local lane=$1 c=$2 initrd=$3 out=$4 rc=0 v
 	rm -f "$out/status" "$out/started"
-	# (The debug kernel is built without mitigations: nothing to turn off.)
-	[ "$lane" = debug ] && cmdline=$TRN_DEBUG_CMDLINE
-	# shellcheck disable=SC2046
+	_trn_lane_boot "$lane"
+	v=$_trn_boot_virtio
+	# shellcheck disable=SC2046,SC2086 # word splitting wanted
 	timeout --foreground -k 10 "$TRN_VM_TIMEOUT" \
-		qemu-system-x86_64 $(_trn_accel) -cpu max -m "$TRN_VM_MEM" -smp "$TRN_VM_SMP" \
-		-nodefaults -no-user-config -display none -no-reboot \
+		qemu-system-x86_64 $(_trn_accel) -cpu max -m "$_trn_boot_mem" -smp "$TRN_VM_SMP" \
+		-nodefaults -no-user-config -display none -no-reboot $_trn_boot_qemu \
 		-chardev stdio,id=con,signal=off -serial chardev:con \
 		-kernel "$c/vmlinuz" -initrd "$initrd" \
-		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init $cmdline ${TRN_VM_CMDLINE:-}" \
+		-append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init $_trn_boot_cmdline ${TRN_VM_CMDLINE:-}" \
 		-fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot \
+		-device "virtio-9p-pci,fsdev=hostroot,mount_tag=hostroot$v" \
 		-fsdev local,id=trnout,path="$out",security_model=none,multidevs=remap \
-		-device virtio-9p-pci,fsdev=trnout,mount_tag=trnout \
+		-device "virtio-9p-pci,fsdev=trnout,mount_tag=trnout$v" \
 		-fsdev local,id=trnroot,path="$TRN_ROOT",security_model=none,readonly=on,multidevs=remap \
-		-device virtio-9p-pci,fsdev=trnroot,mount_tag=trnroot \
-		-device virtio-rng-pci \
+		-device "virtio-9p-pci,fsdev=trnroot,mount_tag=trnroot$v" \
+		-device "virtio-rng-pci$v" \
 		</dev/null || rc=$?
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		trn_log "[$lane] guest timed out after ${TRN_VM_TIMEOUT}s"
