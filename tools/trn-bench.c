@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -1112,6 +1113,271 @@ static void bench_mlp(trn_device_t *dev, trn_queue_t *q)
 #endif
 }
 
+/* ------------------------------------------------- tenant isolation */
+
+/*
+ * Another tenant of the device: a raw file of its own (a context of its
+ * own; libtrnhal shares one file per process), with a host buffer of
+ * command streams.
+ */
+struct tenant {
+	int fd;
+	uint32_t cmd_handle;
+	uint64_t cmd_va;
+	uint32_t *cmd;
+	size_t cmd_size;
+};
+
+static int raw_ioctl(int fd, unsigned long req, void *arg)
+{
+	return ioctl(fd, req, arg) ? -errno : 0;
+}
+
+static void tenant_close(struct tenant *t)
+{
+	if (t->cmd)
+		munmap(t->cmd, t->cmd_size);
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	t->cmd = NULL;
+}
+
+/* Open @node as a new context with a command buffer of @words + 2. */
+static int tenant_open(struct tenant *t, const char *node, size_t size)
+{
+	struct drm_trn_bo_create c = {
+		.size = size,
+		.placement = DRM_TRN_PLACEMENT_HOST,
+	};
+	struct drm_trn_bo_info bi = { 0 };
+	void *m;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	t->fd = open(node, O_RDWR | O_CLOEXEC);
+	if (t->fd < 0)
+		return -errno;
+	ret = raw_ioctl(t->fd, DRM_IOCTL_TRN_BO_CREATE, &c);
+	if (!ret) {
+		bi.handle = c.handle;
+		ret = raw_ioctl(t->fd, DRM_IOCTL_TRN_BO_INFO, &bi);
+	}
+	if (ret) {
+		tenant_close(t);
+		return ret;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd,
+		 (off_t)bi.mmap_offset);
+	if (m == MAP_FAILED) {
+		ret = -errno;
+		tenant_close(t);
+		return ret;
+	}
+	t->cmd = m;
+	t->cmd_size = size;
+	t->cmd_handle = c.handle;
+	t->cmd_va = c.va;
+	return 0;
+}
+
+/* A command stream that hangs: SEM_WAIT on a semaphore nobody signals. */
+static void tenant_hang_stream(struct tenant *t)
+{
+	struct trn_cmd_sem w = {
+		.header = TRN_CMD_HEADER(TRN_OP_SEM_WAIT, 0,
+					 sizeof(struct trn_cmd_sem) / 8),
+		.sem = TRN_NUM_SEMAPHORES - 1,
+		.value = 1,
+	};
+
+	memcpy(t->cmd, &w, sizeof(w));
+}
+
+/* Submit @n jobs of the hanging stream to @queue, 256 per call. */
+static int tenant_submit_hangs(struct tenant *t, uint32_t queue, size_t n,
+			       uint32_t flags)
+{
+	struct drm_trn_job jobs[DRM_TRN_SUBMIT_MAX_JOBS];
+	size_t i, k, done;
+	int ret = 0;
+
+	memset(jobs, 0, sizeof(jobs));
+	for (i = 0; i < DRM_TRN_SUBMIT_MAX_JOBS; i++) {
+		jobs[i].cmd_va = t->cmd_va;
+		jobs[i].cmd_size = sizeof(struct trn_cmd_sem);
+		jobs[i].bo_handles = (uintptr_t)&t->cmd_handle;
+		jobs[i].bo_count = 1;
+	}
+	for (done = 0; done < n && !ret; done += k) {
+		struct drm_trn_submit s = {
+			.queue_id = queue,
+			.flags = flags,
+			.jobs = (uintptr_t)jobs,
+			.job_size = sizeof(jobs[0]),
+		};
+
+		k = n - done < DRM_TRN_SUBMIT_MAX_JOBS ? n - done :
+							 DRM_TRN_SUBMIT_MAX_JOBS;
+		s.job_count = (uint32_t)k;
+		ret = raw_ioctl(t->fd, DRM_IOCTL_TRN_SUBMIT, &s);
+	}
+	return ret;
+}
+
+static int tenant_queue(struct tenant *t, uint32_t core, uint32_t *id)
+{
+	struct drm_trn_queue_create c = { .core = core,
+					  .priority = DRM_TRN_PRIORITY_NORMAL };
+	int ret = raw_ioctl(t->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c);
+
+	if (!ret)
+		*id = c.queue_id;
+	return ret;
+}
+
+static int device_policy(trn_device_t *dev, struct drm_trn_device_info *di)
+{
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_DEVICE_INFO,
+		.size = sizeof(*di),
+		.data = (uintptr_t)di,
+	};
+	int ret;
+
+	memset(di, 0, sizeof(*di));
+	ret = raw_ioctl(trn_device_fd(dev), DRM_IOCTL_TRN_QUERY, &q);
+	if (!ret && (q.size < sizeof(*di) || !di->queue_depth))
+		ret = -EOPNOTSUPP;	/* a driver before uAPI 1.3 */
+	return ret;
+}
+
+/*
+ * queue_full_eagain_ns: a non-blocking submit of one job to a queue held
+ * at its depth by jobs that wait on a semaphore, refused with -EAGAIN:
+ * the median time of the refusal (it must be about as cheap as a bare
+ * ioctl, for event loops that poll). The queue is then destroyed, which
+ * cancels its jobs.
+ */
+static void bench_queue_full(trn_device_t *dev)
+{
+	const size_t n = iters(2000, 200);
+	struct drm_trn_device_info di;
+	struct trn_device_info info;
+	struct tenant t = { .fd = -1 };
+	struct drm_trn_queue_destroy d = { 0 };
+	double *s = calloc(n, sizeof(*s));
+	uint32_t queue = 0;
+	size_t i;
+	int ret;
+
+	progress("refused submits on a full queue");
+	ret = s ? device_policy(dev, &di) : -ENOMEM;
+	if (!ret)
+		ret = trn_device_info(dev, &info);
+	if (!ret)
+		ret = tenant_open(&t, info.node, 4096);
+	if (!ret)
+		ret = tenant_queue(&t, 0, &queue);
+	if (!ret) {
+		tenant_hang_stream(&t);
+		ret = tenant_submit_hangs(&t, queue, di.queue_depth,
+					  DRM_TRN_SUBMIT_NONBLOCK);
+	}
+	for (i = 0; i < n && !ret; i++) {
+		struct drm_trn_job j = {
+			.cmd_va = t.cmd_va,
+			.cmd_size = sizeof(struct trn_cmd_sem),
+			.bo_handles = (uintptr_t)&t.cmd_handle,
+			.bo_count = 1,
+		};
+		struct drm_trn_submit sub = {
+			.queue_id = queue,
+			.flags = DRM_TRN_SUBMIT_NONBLOCK,
+			.jobs = (uintptr_t)&j,
+			.job_count = 1,
+			.job_size = sizeof(j),
+		};
+		int64_t t0 = now_ns();
+
+		ret = raw_ioctl(t.fd, DRM_IOCTL_TRN_SUBMIT, &sub);
+		s[i] = (double)(now_ns() - t0);
+		ret = ret == -EAGAIN ? 0 : ret ? ret : -EPROTO;
+	}
+	if (ret) {
+		fail("refused submits on a full queue", ret);
+	} else {
+		fig("queue_full_eagain_ns", median(s, n), "ns");
+		fig("queue_depth", di.queue_depth, "jobs");
+	}
+	if (t.fd >= 0) {
+		d.queue_id = queue;
+		raw_ioctl(t.fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
+	}
+	tenant_close(&t);
+	free(s);
+}
+
+/*
+ * hang_innocent_latency_ms: another tenant fills a ring of NeuronCore 0
+ * with 256 jobs that hang (one such queue per hardware queue of the core,
+ * so that ours shares a ring with one), then one NOP job of ours on that
+ * core is timed from submit to completion. The first timeout bans the
+ * hanging tenant and the device skips the rest of its jobs: the figure is
+ * about one job timeout (hang_innocent_ratio: latency / job_timeout_ms;
+ * 256 timeouts before the ban). It takes a job timeout to measure, so
+ * --quick skips it.
+ */
+static void bench_hang(trn_device_t *dev, struct noop *nj)
+{
+	struct drm_trn_device_info di;
+	struct trn_device_info info;
+	struct tenant t = { .fd = -1 };
+	trn_queue_t *q = NULL;
+	struct trn_fence f;
+	uint32_t queue, i;
+	int64_t t0, lat = 0;
+	int ret;
+
+	ret = device_policy(dev, &di);
+	if (!ret)
+		ret = trn_device_info(dev, &info);
+	if (!ret)
+		progress("an innocent job behind %u x 256 hanging ones (about %u ms)",
+			 info.queues_per_core, di.job_timeout_ms);
+	if (!ret)
+		ret = tenant_open(&t, info.node, 4096);
+	for (i = 0; !ret && i < info.queues_per_core; i++) {
+		tenant_hang_stream(&t);
+		ret = tenant_queue(&t, 0, &queue);
+		if (!ret)
+			ret = tenant_submit_hangs(&t, queue, 256, 0);
+	}
+	if (!ret)
+		ret = trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q);
+	if (!ret) {
+		t0 = now_ns();
+		ret = trn_submit(q, &nj->job, &f);
+		if (!ret)
+			ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+		lat = now_ns() - t0;
+	}
+	if (ret) {
+		fail("an innocent job behind hanging ones", ret);
+	} else {
+		struct figure *fr;
+
+		fig("hang_innocent_latency_ms", (double)lat / 1e6, "ms");
+		fig("job_timeout_ms", di.job_timeout_ms, "ms");
+		fr = fig("hang_innocent_ratio",
+			 (double)lat / 1e6 / di.job_timeout_ms, "x");
+		fig_target(fr, 1.2, true);
+		fig_note(fr, "hang_innocent_latency_ms / job_timeout_ms");
+	}
+	trn_queue_destroy(q);
+	tenant_close(&t);
+}
+
 /* ------------------------------------------------------------ report */
 
 static void ratio(const char *name, const char *num, const char *den,
@@ -1152,6 +1418,8 @@ static void ratios(void)
 	      "vgem_create_destroy_ns", 1.2, true);
 	ratio("bo_create_host_ratio", "bo_create_free_host_ns",
 	      "vgem_create_destroy_ns", 0, true);
+	ratio("queue_full_eagain_ratio", "queue_full_eagain_ns",
+	      "ioctl_roundtrip_ns", 2, true);
 }
 
 static void print_table(void)
@@ -1198,7 +1466,7 @@ static void usage(FILE *to)
 		"  -o, --only LIST run only these benchmarks (comma-separated):\n"
 		"                  ioctl memcpy vgem bo latency (with the ping-pong)\n"
 		"                  pipelined\n"
-		"                  queues copy mlp\n"
+		"                  queues copy mlp full hang (not with --quick)\n"
 		"  -h, --help      this text\n");
 }
 
@@ -1297,6 +1565,10 @@ int main(int argc, char **argv)
 			bench_copy(dev, q);
 		if (want("mlp"))
 			bench_mlp(dev, q);
+		if (want("full"))
+			bench_queue_full(dev);
+		if (!quick && want("hang"))
+			bench_hang(dev, &nj);
 		trn_queue_wait_idle(q, now_ns() + WAIT_NS);
 		trn_cmdbuf_destroy(nj.cb);
 	}
