@@ -16,11 +16,15 @@
 # module build differently so that the DMA API really does something:
 #   6.12-swiotlb  every streaming DMA mapping bounced (swiotlb=N,force)
 #   6.12-iommu    QEMU's emulated Intel IOMMU (q35), strict invalidation
+#   pci           q35 with three modelled Trainium parts in a QEMU built
+#                 here with the model (tests/pci-lane/)
 #
 # Everything is cached under <repo>/build/ (see Documentation/testing.md):
 #   build/cache/lanes/<lane>/   kernel: vmlinuz, lib/modules/<kver>, initramfs
 #                               (debug, dmem: also src/ and obj/ build trees)
 #   build/cache/sources/        linux-source-7.3's tarball (dmem lane)
+#   build/cache/qemu/           the pci lane's QEMU (and its source and build
+#                               trees)
 #   build/cache/trixie-chroot/  build chroot for the newest lane; apt for
 #                               the dmem lane's sources
 #   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
@@ -36,7 +40,7 @@ TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
 # Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
 # /run: the guest sees the host's tree except those (tmpfs there).
 TRN_WORK=${TRN_WORK:-$TRN_BUILD}
-TRN_LANES="6.12 6.12-swiotlb 6.12-iommu newest debug dmem"
+TRN_LANES="6.12 6.12-swiotlb 6.12-iommu pci newest debug dmem"
 # Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
 TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
 # (Whether TRN_VM_MEM was set: the swiotlb lane has its own default.)
@@ -95,7 +99,7 @@ trn_unlock() {
 }
 
 trn_lane_valid() {
-	case "$1" in 6.12 | 6.12-swiotlb | 6.12-iommu | newest | debug | dmem) return 0 ;; esac
+	case "$1" in 6.12 | 6.12-swiotlb | 6.12-iommu | pci | newest | debug | dmem) return 0 ;; esac
 	trn_die "unknown lane '$1' (lanes: $TRN_LANES)"
 }
 
@@ -103,7 +107,7 @@ trn_lane_valid() {
 # variants, which differ only in how the guest boots; else LANE itself.
 trn_lane_base() {
 	case "$1" in
-	6.12-swiotlb | 6.12-iommu) echo 6.12 ;;
+	6.12-swiotlb | 6.12-iommu | pci) echo 6.12 ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -738,6 +742,7 @@ trn_lane_prepare() {
 	trn_lock
 	trn_lane_kernel "$1"
 	trn_lane_initramfs "$1" >/dev/null
+	[ "$1" != pci ] || trn_qemu_pci >/dev/null
 	trn_unlock
 }
 
@@ -770,15 +775,73 @@ TRN_IOMMU_QEMU="-machine q35 -device intel-iommu"
 # their drivers use the DMA API and the IOMMU translates every request.
 TRN_IOMMU_VIRTIO=",disable-legacy=on,iommu_platform=on"
 
+# ------------------------------------------------------------- pci lane
+
+# pci: the 6.12 kernel on q35 with a model of a Trainium2 part
+# (tests/pci-lane/trn_part.c) behind a PCIe root port, in a QEMU built here
+# from the source of Debian's own (tests/pci-lane/build-qemu), cached in
+# build/cache/qemu/.  TRN_PCI_DEVICES lists the parts, one set of the
+# model's properties each, each on a root port of its own (default: a Trn2
+# and a Trn3 in QEMU mode, and a Trn3 that looks like a real part).
+TRN_QEMU_BUILDER=$TRN_ROOT/tests/pci-lane/build-qemu
+TRN_QEMU_MODEL=$TRN_ROOT/tests/pci-lane/trn_part.c
+TRN_QEMU_PACKAGES="dpkg-dev xz-utils gcc meson ninja-build python3 pkg-config libglib2.0-dev libpixman-1-dev libcap-ng-dev libfdt-dev zlib1g-dev"
+TRN_PCI_DEVICES=${TRN_PCI_DEVICES:-"device-id=0x7364,routing-id=0,serial=0x7e57000000000001 device-id=0x7564,routing-id=1,serial=0x7e57000000000002 device-id=0x7565,routing-id=2,revision=1"}
+
+# The source version of the installed QEMU, whose source the model joins.
+_trn_qemu_version() {
+	dpkg-query -W -f '${source:Version}' qemu-system-x86 2>/dev/null
+}
+
+_trn_qemu_key() {
+	{
+		_trn_qemu_version
+		sha256sum <"$TRN_QEMU_MODEL"
+		sha256sum <"$TRN_QEMU_BUILDER"
+	} | sha256sum | cut -c1-16
+}
+
+# Build the pci lane's QEMU if its inputs changed; prints the binary.
+# Call with the cache lock held.
+trn_qemu_pci() {
+	local c=$TRN_CACHE/qemu key v
+	v=$(_trn_qemu_version)
+	[ -n "$v" ] || trn_die "[pci] qemu-system-x86 is not installed"
+	key=$(_trn_qemu_key)
+	if [ "$(cat "$c/key" 2>/dev/null)" != "$key" ] || [ ! -x "$c/qemu-system-x86_64" ]; then
+		# shellcheck disable=SC2086 # a list of packages
+		trn_install $TRN_QEMU_PACKAGES || trn_die "cannot install what building QEMU needs"
+		trn_log "[pci] building QEMU $v with the Trainium2 model (cache key $key;" \
+			"about 5 minutes on 2 cores the first time; log: $c/build.log)"
+		"$TRN_QEMU_BUILDER" "$v" "$c" "$key" >&2 ||
+			trn_die "[pci] building QEMU failed (log: $c/build.log)"
+	fi
+	echo "$c/qemu-system-x86_64"
+}
+
 # How LANE boots: sets _trn_boot_cmdline (kernel parameters after the
 # common ones), _trn_boot_mem (MiB), _trn_boot_qemu (extra QEMU arguments,
-# before the devices) and _trn_boot_virtio (options of every virtio device).
+# before the devices), _trn_boot_virtio (options of every virtio device)
+# and _trn_boot_bin (the QEMU binary).
 _trn_lane_boot() {
+	local i p
 	_trn_boot_cmdline=mitigations=off
 	_trn_boot_mem=$TRN_VM_MEM
 	_trn_boot_qemu=""
 	_trn_boot_virtio=""
+	_trn_boot_bin=qemu-system-x86_64
 	case "$1" in
+	pci)
+		_trn_boot_bin=$TRN_CACHE/qemu/qemu-system-x86_64
+		[ -x "$_trn_boot_bin" ] || trn_die "[pci] no $_trn_boot_bin (trn_lane_prepare pci builds it)"
+		_trn_boot_qemu="-machine q35"
+		i=0
+		for p in $TRN_PCI_DEVICES; do
+			_trn_boot_qemu="$_trn_boot_qemu -device pcie-root-port,id=trnrp$i,chassis=$((i + 1)),slot=$((i + 1))"
+			_trn_boot_qemu="$_trn_boot_qemu -device trn-part,bus=trnrp$i,id=trn$i,$p"
+			i=$((i + 1))
+		done
+		;;
 	# (The kernels built here have no mitigations: nothing to turn off.)
 	debug) _trn_boot_cmdline=$TRN_DEBUG_CMDLINE ;;
 	dmem) _trn_boot_cmdline="" ;;
@@ -793,6 +856,10 @@ _trn_lane_boot() {
 		;;
 	esac
 }
+
+# Whether LANE is a 6.12 variant whose boot parameters trn_lane_probe_*
+# check.
+trn_lane_probed() { case "$1" in 6.12-swiotlb | 6.12-iommu) return 0 ;; esac; return 1; }
 
 # trn_lane_probe_cmds LANE WHEN
 # Shell commands (for the guest's /bin/sh) that record what LANE's boot
@@ -979,7 +1046,7 @@ _trn_vm_boot() {
 	v=$_trn_boot_virtio
 	# shellcheck disable=SC2046,SC2086 # word splitting wanted
 	timeout --foreground -k 10 "$TRN_VM_TIMEOUT" \
-		qemu-system-x86_64 $(_trn_accel) -cpu max -m "$_trn_boot_mem" -smp "$TRN_VM_SMP" \
+		"$_trn_boot_bin" $(_trn_accel) -cpu max -m "$_trn_boot_mem" -smp "$TRN_VM_SMP" \
 		-nodefaults -no-user-config -display none -no-reboot $_trn_boot_qemu \
 		-chardev stdio,id=con,signal=off -serial chardev:con \
 		-kernel "$c/vmlinuz" -initrd "$initrd" \
@@ -1117,5 +1184,6 @@ trn_lane_dkms() {
 		dkms add -m trn -v "$ver" --sourcetree "$d/src" --dkmstree "$d/tree" &&
 			dkms build -m trn -v "$ver" -k "$k" --sourcetree "$d/src" --dkmstree "$d/tree"
 	) >"$log" 2>&1 || return 1
-	ls "$d/tree/trn/$ver/$k"/*/module/trn.ko* "$d/tree/trn/$ver/$k"/*/module/trn_sim.ko* >>"$log" 2>&1
+	ls "$d/tree/trn/$ver/$k"/*/module/trn.ko* "$d/tree/trn/$ver/$k"/*/module/trn_sim.ko* \
+		"$d/tree/trn/$ver/$k"/*/module/trn_pci.ko* >>"$log" 2>&1
 }

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * trn_pci: binding real Trainium2 / Trainium3 parts, opt-in.
+ *
+ * AWS's own driver, neuron.ko, binds the same devices, and hosts load it at
+ * boot. So trn_pci has no device table: installing trn never makes udev
+ * load it, and loading it binds nothing unless asked. A part is bound
+ * through driver_override or new_id in sysfs, or with claim=1, which binds
+ * every supported part that no driver has. A part neuron.ko (or any other
+ * driver) holds is never taken: the driver core only offers unbound
+ * devices, and claim=1 never unbinds. Documentation/hardware.md says how
+ * an operator opts a part in, and back.
+ *
+ * Only AWS's QEMU mode of the part (PCI revision 255) is supported so far:
+ * a real part is reset through its firmware, which is not implemented.
+ */
+
+#include <linux/delay.h>
+#include <linux/dma-mapping.h>
+#include <linux/io.h>
+#include <linux/iopoll.h>
+#include <linux/module.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+
+#include "trn_pci.h"
+
+static bool claim;
+module_param(claim, bool, 0444);
+MODULE_PARM_DESC(claim,
+		 "Bind every Trainium2/3 part that has no driver when loaded (default: no, bind only through driver_override or new_id)");
+
+static const struct {
+	u16 device;
+	const char *name;
+} trn_pci_parts[] = {
+	{ TRN_PCI_DEVICE_TRN2, "Trn2" },
+	{ TRN_PCI_DEVICE_TRN3_0, "Trn3" },
+	{ TRN_PCI_DEVICE_TRN3_1, "Trn3" },
+};
+
+/* Device addresses of the HBM stacks. */
+static const u64 trn_pci_stacks[TRN_PCI_STACKS] = {
+	0x0, 0x4000000000ULL, 0x800000000000ULL, 0x804000000000ULL,
+};
+
+/**
+ * trn_pci_stack_addr() - where the device sees an HBM stack
+ * @stack: stack number, below %TRN_PCI_STACKS
+ *
+ * Return: the device address of the stack's first byte.
+ */
+u64 trn_pci_stack_addr(unsigned int stack)
+{
+	return trn_pci_stacks[stack];
+}
+
+static const char *trn_pci_part_name(const struct pci_dev *pdev)
+{
+	unsigned int i;
+
+	if (pdev->vendor != TRN_PCI_VENDOR_AMAZON)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(trn_pci_parts); i++)
+		if (pdev->device == trn_pci_parts[i].device)
+			return trn_pci_parts[i].name;
+	return NULL;
+}
+
+/* QEMU mode: one write starts a device reset; the register reads 0 after. */
+static int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
+{
+	void __iomem *reg = tpd->regs + TRN_PCI_QEMU_RESET;
+	u32 val;
+	int ret;
+
+	writel(0, reg);
+	ret = readl_poll_timeout(reg, val, !val || val == U32_MAX,
+				 USEC_PER_MSEC, 10 * USEC_PER_SEC);
+	if (!ret && val == U32_MAX)
+		ret = -ENODEV;
+	return ret;
+}
+
+static int trn_pci_read_identity(struct trn_pci_dev *tpd)
+{
+	void __iomem *misc = tpd->regs + TRN_PCI_MISC;
+	u32 rid, lo, hi;
+	int ret;
+
+	/* The firmware may not be ready right after reset. */
+	ret = readl_poll_timeout(misc + TRN_PCI_MISC_ROUTING_ID, rid,
+				 rid != TRN_PCI_NOT_READY, 10 * USEC_PER_MSEC,
+				 20 * USEC_PER_SEC);
+	if (ret)
+		return ret;
+	if (rid == U32_MAX)
+		return -ENODEV;
+	lo = readl(misc + TRN_PCI_MISC_SERIAL_LO);
+	hi = readl(misc + TRN_PCI_MISC_SERIAL_HI);
+	tpd->routing_id = rid;
+	tpd->serial = (u64)hi << 32 | lo;
+	return 0;
+}
+
+static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	struct device *dev = &pdev->dev;
+	struct trn_pci_dev *tpd;
+	resource_size_t hbm_len;
+	int ret;
+
+	tpd = devm_kzalloc(dev, sizeof(*tpd), GFP_KERNEL);
+	if (!tpd)
+		return -ENOMEM;
+	tpd->pdev = pdev;
+	/* driver_override can offer any device: take only what we know. */
+	tpd->name = trn_pci_part_name(pdev);
+	if (!tpd->name) {
+		dev_info(dev, "trn_pci: %04x:%04x is not a Trainium2/3 part\n",
+			 pdev->vendor, pdev->device);
+		return -ENODEV;
+	}
+	if (pdev->revision != TRN_PCI_REVISION_QEMU) {
+		dev_info(dev, "trn_pci: %s revision %u: only QEMU mode (revision %u) is supported; a real part's firmware reset is not implemented\n",
+			 tpd->name, pdev->revision, TRN_PCI_REVISION_QEMU);
+		return -ENODEV;
+	}
+
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	tpd->regs = pcim_iomap_region(pdev, TRN_PCI_BAR_REGS, "trn_pci");
+	if (IS_ERR(tpd->regs))
+		return dev_err_probe(dev, PTR_ERR(tpd->regs),
+				     "cannot map the register BAR\n");
+	ret = pcim_request_region(pdev, TRN_PCI_BAR_HBM, "trn_pci");
+	if (ret)
+		return dev_err_probe(dev, ret, "cannot claim the HBM BAR\n");
+	hbm_len = pci_resource_len(pdev, TRN_PCI_BAR_HBM);
+	tpd->stack_size = hbm_len / TRN_PCI_STACKS;
+	if (tpd->stack_size <= TRN_PCI_FW_CARVEOUT ||
+	    !IS_ALIGNED(tpd->stack_size, SZ_1M))
+		return dev_err_probe(dev, -ENODEV,
+				     "HBM BAR of %pa bytes is too small for %u stacks\n",
+				     &hbm_len, TRN_PCI_STACKS);
+	tpd->hbm_usable = TRN_PCI_STACKS *
+			  (tpd->stack_size - TRN_PCI_FW_CARVEOUT);
+
+	/* The device's host window: DMA addresses below its bit 46. */
+	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(46));
+	if (ret)
+		return dev_err_probe(dev, ret, "no 46-bit DMA\n");
+	pci_set_master(pdev);
+
+	ret = trn_pci_reset_qemu(tpd);
+	if (ret)
+		return dev_err_probe(dev, ret, "reset did not complete\n");
+	ret = trn_pci_read_identity(tpd);
+	if (ret)
+		return dev_err_probe(dev, ret, "no identity in MISC RAM\n");
+	ret = trn_pci_udma_selftest(tpd);
+	if (ret)
+		return dev_err_probe(dev, ret, "UDMA self-test failed\n");
+
+	pci_set_drvdata(pdev, tpd);
+	dev_info(dev, "trn_pci: %s (%04x:%04x rev %u, QEMU mode), routing id %u, serial %016llx, HBM %u x %llu MiB (%llu MiB usable), UDMA self-test passed\n",
+		 tpd->name, pdev->vendor, pdev->device, pdev->revision,
+		 tpd->routing_id, tpd->serial, TRN_PCI_STACKS,
+		 tpd->stack_size >> 20, tpd->hbm_usable >> 20);
+	return 0;
+}
+
+static void trn_pci_remove(struct pci_dev *pdev)
+{
+	/* Nothing runs on the part between probes yet. */
+}
+
+static struct pci_driver trn_pci_driver = {
+	.name = "trn_pci",
+	/* No table: see the top of this file. */
+	.id_table = NULL,
+	.probe = trn_pci_probe,
+	.remove = trn_pci_remove,
+};
+
+static int __init trn_pci_init(void)
+{
+	unsigned int i;
+	int ret;
+
+	ret = pci_register_driver(&trn_pci_driver);
+	if (ret || !claim)
+		return ret;
+	/* Dynamic ids bind only devices without a driver. */
+	for (i = 0; i < ARRAY_SIZE(trn_pci_parts); i++) {
+		ret = pci_add_dynid(&trn_pci_driver, TRN_PCI_VENDOR_AMAZON,
+				    trn_pci_parts[i].device, PCI_ANY_ID,
+				    PCI_ANY_ID, 0, 0, 0);
+		if (ret) {
+			pci_unregister_driver(&trn_pci_driver);
+			return ret;
+		}
+	}
+	return 0;
+}
+module_init(trn_pci_init);
+
+static void __exit trn_pci_exit(void)
+{
+	pci_unregister_driver(&trn_pci_driver);
+}
+module_exit(trn_pci_exit);
+
+MODULE_DESCRIPTION("trn backend for AWS Trainium2/Trainium3 parts (opt-in)");
+MODULE_LICENSE("GPL");
