@@ -173,6 +173,77 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	return 0;
 }
 
+/*
+ * The part's identity, in /sys/bus/pci/devices/<address>/trn/ while bound:
+ * what an operator checks before and after opting a part in.
+ */
+static struct trn_pci_dev *trn_pci_of(struct device *dev)
+{
+	return pci_get_drvdata(to_pci_dev(dev));
+}
+
+static ssize_t generation_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n", trn_pci_of(dev)->name);
+}
+static DEVICE_ATTR_RO(generation);
+
+static ssize_t routing_id_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", trn_pci_of(dev)->routing_id);
+}
+static DEVICE_ATTR_RO(routing_id);
+
+static ssize_t serial_show(struct device *dev, struct device_attribute *attr,
+			   char *buf)
+{
+	return sysfs_emit(buf, "%016llx\n", trn_pci_of(dev)->serial);
+}
+static DEVICE_ATTR_RO(serial);
+
+static ssize_t hbm_stacks_show(struct device *dev,
+			       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%u\n", TRN_PCI_STACKS);
+}
+static DEVICE_ATTR_RO(hbm_stacks);
+
+static ssize_t hbm_stack_bytes_show(struct device *dev,
+				    struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", trn_pci_of(dev)->stack_size);
+}
+static DEVICE_ATTR_RO(hbm_stack_bytes);
+
+static ssize_t hbm_usable_bytes_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%llu\n", trn_pci_of(dev)->hbm_usable);
+}
+static DEVICE_ATTR_RO(hbm_usable_bytes);
+
+static struct attribute *trn_pci_attrs[] = {
+	&dev_attr_generation.attr,
+	&dev_attr_routing_id.attr,
+	&dev_attr_serial.attr,
+	&dev_attr_hbm_stacks.attr,
+	&dev_attr_hbm_stack_bytes.attr,
+	&dev_attr_hbm_usable_bytes.attr,
+	NULL
+};
+
+static const struct attribute_group trn_pci_group = {
+	.name = "trn",
+	.attrs = trn_pci_attrs,
+};
+
+static const struct attribute_group *trn_pci_groups[] = {
+	&trn_pci_group,
+	NULL
+};
+
 static void trn_pci_remove(struct pci_dev *pdev)
 {
 	/* Nothing runs on the part between probes yet. */
@@ -184,6 +255,7 @@ static struct pci_driver trn_pci_driver = {
 	.id_table = NULL,
 	.probe = trn_pci_probe,
 	.remove = trn_pci_remove,
+	.dev_groups = trn_pci_groups,
 };
 
 static int __init trn_pci_init(void)
