@@ -111,16 +111,23 @@ struct trn_hw_ring_status {
  * struct trn_hw_ring - a hardware queue's ring, as the core sets it up
  * @index: ring number, core * queues_per_core + queue
  * @entries: descriptors in the ring (&trn_device_desc.ring_entries)
+ * @desc: CPU address of the descriptors, for a backend that runs rings in
+ *        software (trn_pci's command processor)
  * @desc_dma: DMA address of @entries &struct trn_hw_desc
+ * @status: CPU address of the &struct trn_hw_ring_status
  * @status_dma: DMA address of the &struct trn_hw_ring_status
  *
+ * Both are coherent DMA memory of the struct device the backend registered
+ * (trn_device_register()'s @parent), so a PCI part reaches them directly.
  * Ring sequence numbers start at 1. The device executes jobs of one ring in
  * order, one at a time; rings of one NeuronCore share its engine.
  */
 struct trn_hw_ring {
 	u32 index;
 	u32 entries;
+	struct trn_hw_desc *desc;
 	dma_addr_t desc_dma;
+	struct trn_hw_ring_status *status;
 	dma_addr_t status_dma;
 };
 

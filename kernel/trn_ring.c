@@ -77,6 +77,10 @@ static int trn_status_errno(u32 status)
 	case DRM_TRN_STATUS_BAD_ARG:
 	case DRM_TRN_STATUS_CALL_DEPTH:
 		return -EILSEQ;
+	case DRM_TRN_STATUS_UNSUPPORTED:
+		return -EOPNOTSUPP;
+	case DRM_TRN_STATUS_DEVICE_ERROR:
+		return -EIO;
 	default:
 		return -EIO;
 	}
@@ -533,7 +537,9 @@ int trn_rings_start(struct trn_device *tdev)
 		struct trn_hw_ring hw = {
 			.index = i,
 			.entries = ring->entries,
+			.desc = ring->desc,
 			.desc_dma = ring->desc_dma,
+			.status = ring->status,
 			.status_dma = ring->status_dma,
 		};
 

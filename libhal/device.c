@@ -30,6 +30,9 @@ _Static_assert(TRN_GEN_TRN3 == DRM_TRN_GEN_TRN3, "generation");
 _Static_assert(TRN_CAP_SIMULATED == DRM_TRN_CAP_SIMULATED, "capability");
 _Static_assert(TRN_CAP_HBM_CPU_VISIBLE == DRM_TRN_CAP_HBM_CPU_VISIBLE,
 	       "capability");
+_Static_assert(TRN_CAP_TIMESTAMP == DRM_TRN_CAP_TIMESTAMP, "capability");
+_Static_assert(TRN_CAP_SEMAPHORES == DRM_TRN_CAP_SEMAPHORES, "capability");
+_Static_assert(TRN_CAP_COMPUTE == DRM_TRN_CAP_COMPUTE, "capability");
 /* New fields come out of the reserved tail: size and layout never change. */
 _Static_assert(sizeof(struct trn_device_info) == 264, "trn_device_info size");
 _Static_assert(offsetof(struct trn_device_info, queue_depth) == 136 &&
@@ -437,6 +440,9 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 	info->va_start = di.va_start;
 	info->va_size = di.va_size;
 	info->capabilities = di.capabilities;
+	/* Before uAPI 1.4 every device executed every opcode, unsaid. */
+	if (di.uapi_minor < TRN_UAPI_MINOR_CAPS)
+		info->capabilities |= TRN_CAP_EXEC_ALL;
 	/* Zero from drivers before uAPI 1.3: they write a shorter answer. */
 	info->queue_depth = di.queue_depth;
 	info->job_timeout_ms = di.job_timeout_ms;

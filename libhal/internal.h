@@ -145,6 +145,8 @@ struct trn_queue {
  * unbounded and leave the handle to userspace.
  */
 #define TRN_UAPI_MINOR_BOUNDED	3
+/* 1.4: capability bits for TIMESTAMP, semaphores and compute. */
+#define TRN_UAPI_MINOR_CAPS	4
 
 /* memory.c: close a GEM handle of @dev's file (errors are not reported). */
 void trn_gem_close(trn_device_t *dev, uint32_t handle);

@@ -34,6 +34,10 @@ _Static_assert(TRN_STATUS_CALL_DEPTH == DRM_TRN_STATUS_CALL_DEPTH, "status");
 _Static_assert(TRN_STATUS_MMU_FAULT == DRM_TRN_STATUS_MMU_FAULT, "status");
 _Static_assert(TRN_STATUS_TIMEOUT == DRM_TRN_STATUS_TIMEOUT, "status");
 _Static_assert(TRN_STATUS_ABORTED == DRM_TRN_STATUS_ABORTED, "status");
+_Static_assert(TRN_STATUS_UNSUPPORTED == DRM_TRN_STATUS_UNSUPPORTED,
+	       "status");
+_Static_assert(TRN_STATUS_DEVICE_ERROR == DRM_TRN_STATUS_DEVICE_ERROR,
+	       "status");
 _Static_assert(TRN_QUEUE_GUILTY == DRM_TRN_QUEUE_GUILTY, "queue state");
 _Static_assert(TRN_QUEUE_FAULTED == DRM_TRN_QUEUE_FAULTED, "queue state");
 _Static_assert(TRN_QUEUE_BANNED == DRM_TRN_QUEUE_BANNED, "queue state");

@@ -75,7 +75,9 @@ int trn_sim_probe(struct device *dev)
 		.va_start = TRN_SIM_VA_START,
 		.va_size = TRN_SIM_VA_END - TRN_SIM_VA_START,
 		.capabilities = DRM_TRN_CAP_SIMULATED |
-				DRM_TRN_CAP_HBM_CPU_VISIBLE,
+				DRM_TRN_CAP_HBM_CPU_VISIBLE |
+				DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
+				DRM_TRN_CAP_COMPUTE,
 		.ring_entries = TRN_SIM_RING_ENTRIES,
 	};
 	struct trn_device *tdev;

@@ -40,6 +40,7 @@
 
 #include <kunit/visibility.h>
 
+#include "../trn_isa_check.h"
 #include "trn_sim_isa.h"
 
 /* Bytes a COPY or FILL moves per memory access (at most the SRAM). */
@@ -68,36 +69,6 @@ enum {
 	TRN_SIM_OP_MORE,	/* budget spent; resume at the cursor */
 	TRN_SIM_OP_BLOCKED,	/* SEM_WAIT not satisfied */
 	TRN_SIM_OP_FAIL,	/* the job fails with x->status */
-};
-
-/**
- * struct trn_sim_opdesc - static facts of an opcode
- * @words: size of its command in 8-byte words (NOP: the minimum); 0 for
- *         opcodes that do not exist
- * @flags: the header flags it accepts
- */
-struct trn_sim_opdesc {
-	u8 words;
-	u8 flags;
-};
-
-static const struct trn_sim_opdesc trn_sim_opdescs[] = {
-	[TRN_OP_NOP] = { 1, 0 },
-	[TRN_OP_WRITE] = { sizeof(struct trn_cmd_write) / 8, TRN_WRITE_64 },
-	[TRN_OP_FILL] = { sizeof(struct trn_cmd_fill) / 8, 0 },
-	[TRN_OP_COPY] = { sizeof(struct trn_cmd_copy) / 8, 0 },
-	[TRN_OP_TIMESTAMP] = { sizeof(struct trn_cmd_timestamp) / 8, 0 },
-	[TRN_OP_SEM_SIGNAL] = { sizeof(struct trn_cmd_sem) / 8, 0 },
-	[TRN_OP_SEM_WAIT] = { sizeof(struct trn_cmd_sem) / 8, 0 },
-	[TRN_OP_CALL] = { sizeof(struct trn_cmd_call) / 8, 0 },
-	[TRN_OP_MATMUL] = { sizeof(struct trn_cmd_matmul) / 8,
-			    TRN_MATMUL_BF16 | TRN_MATMUL_ACCUMULATE |
-			    TRN_MATMUL_TRANSPOSE_A | TRN_MATMUL_TRANSPOSE_B },
-	[TRN_OP_UNARY] = { sizeof(struct trn_cmd_unary) / 8,
-			   TRN_ELEM_DST_BF16 },
-	[TRN_OP_BINARY] = { sizeof(struct trn_cmd_binary) / 8,
-			    TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW },
-	[TRN_OP_REDUCE] = { sizeof(struct trn_cmd_reduce) / 8, 0 },
 };
 
 /* Command fields are stored as fetched: little endian. */
@@ -1121,8 +1092,7 @@ static int trn_sim_op_reduce(struct trn_sim_exec *x, long *budget)
  */
 static int trn_sim_fetch(struct trn_sim_exec *x, struct trn_sim_frame *f)
 {
-	const struct trn_sim_opdesc *d;
-	u32 hdr, op, words;
+	u32 hdr, op, words, status;
 	__le64 first;
 	int ret;
 
@@ -1133,15 +1103,9 @@ static int trn_sim_fetch(struct trn_sim_exec *x, struct trn_sim_frame *f)
 	op = TRN_CMD_OPCODE(hdr);
 	words = TRN_CMD_WORDS(hdr);
 
-	if (!words || words > (f->size - f->pc) / 8)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_SIZE);
-	if (op >= ARRAY_SIZE(trn_sim_opdescs) || !trn_sim_opdescs[op].words)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_OPCODE);
-	d = &trn_sim_opdescs[op];
-	if (op != TRN_OP_NOP && words != d->words)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_SIZE);
-	if (TRN_CMD_FLAGS(hdr) & ~d->flags)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
+	status = trn_isa_check_header(hdr, f->size - f->pc);
+	if (status != DRM_TRN_STATUS_OK)
+		return trn_sim_fail(x, status);
 
 	memset(&x->cmd, 0, sizeof(x->cmd));
 	x->cmd.words[0] = (__force u64)first;

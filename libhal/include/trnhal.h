@@ -33,6 +33,16 @@ typedef struct trn_bo trn_bo_t;
 /* Bits of trn_device_info.capabilities (same as DRM_TRN_CAP_*). */
 #define TRN_CAP_SIMULATED	(1ULL << 0)
 #define TRN_CAP_HBM_CPU_VISIBLE	(1ULL << 1)
+/*
+ * Opcodes the device executes beyond NOP, WRITE, FILL, COPY and CALL. A
+ * driver before uAPI 1.4 executes all of them without saying so; for it
+ * trn_device_info() sets the three bits itself.
+ */
+#define TRN_CAP_TIMESTAMP	(1ULL << 2)	/* TIMESTAMP */
+#define TRN_CAP_SEMAPHORES	(1ULL << 3)	/* SEM_SIGNAL, SEM_WAIT */
+#define TRN_CAP_COMPUTE		(1ULL << 4)	/* MATMUL, UNARY, BINARY, REDUCE */
+#define TRN_CAP_EXEC_ALL	(TRN_CAP_TIMESTAMP | TRN_CAP_SEMAPHORES | \
+				 TRN_CAP_COMPUTE)
 
 /*
  * Description of one device. New fields are only ever taken from the
@@ -272,6 +282,8 @@ int trn_queue_wait_idle(trn_queue_t *queue, int64_t abs_timeout_ns);
 #define TRN_STATUS_MMU_FAULT	6
 #define TRN_STATUS_TIMEOUT	7
 #define TRN_STATUS_ABORTED	8
+#define TRN_STATUS_UNSUPPORTED	9	/* opcode without its TRN_CAP_* bit */
+#define TRN_STATUS_DEVICE_ERROR	10	/* the device's DMA failed (-EIO) */
 
 /* Bits of trn_queue_status.state (same as DRM_TRN_QUEUE_*). */
 #define TRN_QUEUE_GUILTY	(1U << 0)	/* caused a reset */

@@ -108,8 +108,8 @@ TEST_F(shape, library_fields)
 	EXPECT_EQ((uint64_t)variant->hbm_mib << 20, info.hbm_size);
 	EXPECT_EQ(SIM_VA_START, info.va_start);
 	EXPECT_EQ(SIM_VA_SIZE, info.va_size);
-	EXPECT_EQ(TRN_CAP_SIMULATED | TRN_CAP_HBM_CPU_VISIBLE,
-		  info.capabilities);
+	EXPECT_EQ(TRN_CAP_SIMULATED | TRN_CAP_HBM_CPU_VISIBLE |
+		  TRN_CAP_EXEC_ALL, info.capabilities);
 	for (i = 0; i < ARRAY_SIZE(info.reserved); i++)
 		EXPECT_EQ(0, info.reserved[i]);
 	trn_device_close(dev);
@@ -133,8 +133,9 @@ TEST_F(shape, raw_ioctl_fields)
 	EXPECT_EQ((uint64_t)variant->hbm_mib << 20, di.hbm_size);
 	EXPECT_EQ(SIM_VA_START, di.va_start);
 	EXPECT_EQ(SIM_VA_SIZE, di.va_size);
-	EXPECT_EQ(DRM_TRN_CAP_SIMULATED | DRM_TRN_CAP_HBM_CPU_VISIBLE,
-		  di.capabilities);
+	EXPECT_EQ(DRM_TRN_CAP_SIMULATED | DRM_TRN_CAP_HBM_CPU_VISIBLE |
+		  DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
+		  DRM_TRN_CAP_COMPUTE, di.capabilities);
 }
 
 TEST_F(shape, enumerated)

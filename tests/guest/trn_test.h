@@ -223,6 +223,63 @@ static inline int sim_open(unsigned int id)
 	return open_minor(minor);
 }
 
+/*
+ * The device a device-agnostic test runs on: simulated device 0, or with
+ * TRN_TEST_DEVICE=part in the environment (the pci lane) the first trn
+ * device that is not simulated, a part bound to trn_pci. Its minor, or
+ * -ENOENT. Tests then skip what the device's capability bits exclude.
+ */
+static inline bool dut_is_part(void)
+{
+	const char *e = getenv("TRN_TEST_DEVICE");
+
+	return e && !strcmp(e, "part");
+}
+
+static inline int dut_minor(unsigned int *minor)
+{
+	struct dirent *de;
+	DIR *dir;
+	int ret = -ENOENT;
+
+	if (!dut_is_part())
+		return sim_minor(0, minor);
+	dir = opendir(ACCEL_CLASS);
+	if (!dir)
+		return -errno;
+	*minor = UINT_MAX;
+	while ((de = readdir(dir))) {
+		char path[320], link[256];
+		unsigned int m;
+		ssize_t n;
+
+		if (!parse_accel(de->d_name, &m))
+			continue;
+		/* A part's accel node hangs off a PCI device. */
+		snprintf(path, sizeof(path), ACCEL_CLASS "/%s/device/subsystem",
+			 de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		if (strstr(link, "/bus/pci") && m < *minor) {
+			*minor = m;
+			ret = 0;
+		}
+	}
+	closedir(dir);
+	return ret;
+}
+
+/* Whether the device under test can be had: trn_sim loaded, or a part. */
+static inline bool dut_available(void)
+{
+	unsigned int minor;
+
+	return dut_is_part() ? dut_minor(&minor) == 0 :
+			       access(SIM_BUS "/new_device", W_OK) == 0;
+}
+
 /* ioctl() returning 0 or -errno (no retry: tests want the raw result). */
 static inline int raw_ioctl(int fd, unsigned long request, void *arg)
 {

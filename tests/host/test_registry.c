@@ -83,7 +83,7 @@ static int fake_ioctl(int fd, unsigned long request, void *arg)
 		}
 		memset(&full, 0, sizeof(full));
 		full.uapi_major = strstr(content, "uapi2") ? 2 : 1;
-		full.uapi_minor = strstr(content, "old") ? 2 : 3;
+		full.uapi_minor = strstr(content, "old") ? 2 : 4;
 		full.generation = DRM_TRN_GEN_SIM;
 		full.num_cores = minor + 1;
 		full.queues_per_core = 4;
@@ -259,8 +259,9 @@ static void test_open_dedup(void)
 	CHECK_INT(info.device_id, 110);
 	CHECK_INT(info.hbm_size, 11ULL << 20);
 	CHECK_INT(info.va_start, 1ULL << 32);
+	/* A uAPI 1.4 driver's execution bits are its own. */
 	CHECK_INT(info.capabilities, TRN_CAP_SIMULATED);
-	CHECK_INT(info.uapi_minor, 3);
+	CHECK_INT(info.uapi_minor, 4);
 	CHECK_INT(info.queue_depth, 1034);
 	CHECK_INT(info.job_timeout_ms, 5010);
 	CHECK_INT(info.ban_faults, 26);
@@ -290,7 +291,8 @@ static void test_open_dedup(void)
 	CHECK_INT(trn_device_info(a, &info), 0);
 	CHECK_INT(info.uapi_minor, 2);
 	CHECK_INT(info.num_cores, 2);
-	CHECK_INT(info.capabilities, TRN_CAP_SIMULATED);
+	/* It executes every opcode without saying so. */
+	CHECK_INT(info.capabilities, TRN_CAP_SIMULATED | TRN_CAP_EXEC_ALL);
 	CHECK_INT(info.queue_depth, 0);
 	CHECK_INT(info.job_timeout_ms, 0);
 	CHECK_INT(info.ban_faults, 0);

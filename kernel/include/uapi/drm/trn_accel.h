@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	3
+#define DRM_TRN_UAPI_MINOR	4
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -110,6 +110,18 @@ struct drm_trn_query {
 #define DRM_TRN_CAP_SIMULATED		(1ULL << 0)
 /** @DRM_TRN_CAP_HBM_CPU_VISIBLE: device memory can be mapped by the CPU. */
 #define DRM_TRN_CAP_HBM_CPU_VISIBLE	(1ULL << 1)
+/*
+ * What the device executes beyond NOP, WRITE, FILL, COPY and CALL, which
+ * every device does (uAPI 1.4; a driver older than 1.4 executes all of it
+ * and reports none of these bits). A job that uses an opcode whose bit is
+ * clear fails with %DRM_TRN_STATUS_UNSUPPORTED at that command.
+ */
+/** @DRM_TRN_CAP_TIMESTAMP: TIMESTAMP, from a device clock. */
+#define DRM_TRN_CAP_TIMESTAMP		(1ULL << 2)
+/** @DRM_TRN_CAP_SEMAPHORES: SEM_SIGNAL and SEM_WAIT. */
+#define DRM_TRN_CAP_SEMAPHORES		(1ULL << 3)
+/** @DRM_TRN_CAP_COMPUTE: MATMUL, UNARY, BINARY and REDUCE. */
+#define DRM_TRN_CAP_COMPUTE		(1ULL << 4)
 
 /**
  * struct drm_trn_device_info - answer to %DRM_TRN_QUERY_DEVICE_INFO
@@ -525,6 +537,11 @@ struct drm_trn_submit {
  * @DRM_TRN_STATUS_TIMEOUT: the job exceeded the timeout and was reset
  * @DRM_TRN_STATUS_ABORTED: the device went away or the job was cancelled
  *	(its context banned, its queue destroyed, its file closed)
+ * @DRM_TRN_STATUS_UNSUPPORTED: a valid command this device does not execute:
+ *	its &drm_trn_device_info.capabilities bit is clear (uAPI 1.4)
+ * @DRM_TRN_STATUS_DEVICE_ERROR: the device's DMA failed (a part's engine
+ *	stopped on an error); the device recovered, the queue goes on
+ *	(uAPI 1.4)
  */
 enum drm_trn_job_status {
 	DRM_TRN_STATUS_OK = 0,
@@ -536,6 +553,8 @@ enum drm_trn_job_status {
 	DRM_TRN_STATUS_MMU_FAULT = 6,
 	DRM_TRN_STATUS_TIMEOUT = 7,
 	DRM_TRN_STATUS_ABORTED = 8,
+	DRM_TRN_STATUS_UNSUPPORTED = 9,
+	DRM_TRN_STATUS_DEVICE_ERROR = 10,
 };
 
 /**
