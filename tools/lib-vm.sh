@@ -1040,10 +1040,20 @@ trn_vm_run() {
 # One boot of a lane's kernel running $out/cmd.sh; returns its exit status
 # (124: timed out, 125: no status came back).
 _trn_vm_boot() {
-	local lane=$1 c=$2 initrd=$3 out=$4 rc=0 v
+	local lane=$1 c=$2 initrd=$3 out=$4 rc=0 v qmp="" fwd=""
 	rm -f "$out/status" "$out/started"
 	_trn_lane_boot "$lane"
 	v=$_trn_boot_virtio
+	# The pci lane's tests reach QEMU's monitor (the model's fault knobs,
+	# hot unplug) through files in their share: tests/pci-lane/qmp.
+	if [ "$lane" = pci ]; then
+		qmp=$(mktemp -d /tmp/trn-qmp.XXXXXX)
+		rm -rf "$out/qmp"
+		mkdir -p "$out/qmp"
+		"$TRN_ROOT/tests/pci-lane/qmp-forward" "$qmp/sock" "$out/qmp" &
+		fwd=$!
+		_trn_boot_qemu="$_trn_boot_qemu -qmp unix:$qmp/sock,server=on,wait=off"
+	fi
 	# shellcheck disable=SC2046,SC2086 # word splitting wanted
 	timeout --foreground -k 10 "$TRN_VM_TIMEOUT" \
 		"$_trn_boot_bin" $(_trn_accel) -cpu max -m "$_trn_boot_mem" -smp "$TRN_VM_SMP" \
@@ -1059,6 +1069,11 @@ _trn_vm_boot() {
 		-device "virtio-9p-pci,fsdev=trnroot,mount_tag=trnroot$v" \
 		-device "virtio-rng-pci$v" \
 		</dev/null || rc=$?
+	if [ -n "$fwd" ]; then
+		kill "$fwd" 2>/dev/null
+		wait "$fwd" 2>/dev/null || true
+		rm -rf "$qmp"
+	fi
 	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
 		trn_log "[$lane] guest timed out after ${TRN_VM_TIMEOUT}s"
 		rc=124

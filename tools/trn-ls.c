@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "trnhal.h"
 #include "trn-ls-fmt.h"
@@ -58,8 +60,88 @@ static int list_minors(unsigned int **out, size_t *count)
 	return 0;
 }
 
+/*
+ * A real part's identity, which trn_pci shows in sysfs beside the PCI
+ * device (Documentation/hardware.md); absent for simulated devices.
+ */
+struct part_identity {
+	bool present;
+	char address[64];		/* PCI address, "0000:01:00.0" */
+	char pci_id[16];		/* "1d0f:7364" */
+	char serial[32];		/* 16 hex digits */
+	char routing_id[16];
+};
+
+/* Read the first line of /sys/class/accel/accelMINOR/FILE. */
+static bool read_sysfs(unsigned int minor, const char *file, char *buf,
+		       size_t len)
+{
+	char path[160];
+	FILE *f;
+	bool ok;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%u/%s", minor,
+		 file);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	if (ok)
+		buf[strcspn(buf, "\n")] = '\0';
+	return ok;
+}
+
+static void part_identity(unsigned int minor, struct part_identity *id)
+{
+	char path[160], link[256], vendor[16], device[16];
+	const char *slash;
+	ssize_t n;
+
+	memset(id, 0, sizeof(*id));
+	if (!read_sysfs(minor, "device/trn/serial", id->serial,
+			sizeof(id->serial)) ||
+	    !read_sysfs(minor, "device/trn/routing_id", id->routing_id,
+			sizeof(id->routing_id)) ||
+	    !read_sysfs(minor, "device/vendor", vendor, sizeof(vendor)) ||
+	    !read_sysfs(minor, "device/device", device, sizeof(device)))
+		return;
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%u/device", minor);
+	n = readlink(path, link, sizeof(link) - 1);
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	slash = strrchr(link, '/');
+	snprintf(id->address, sizeof(id->address), "%.63s",
+		 slash ? slash + 1 : link);
+	/* sysfs spells them "0x1d0f". */
+	snprintf(id->pci_id, sizeof(id->pci_id), "%.4s:%.4s",
+		 strncmp(vendor, "0x", 2) ? vendor : vendor + 2,
+		 strncmp(device, "0x", 2) ? device : device + 2);
+	id->present = true;
+}
+
+static void print_json_part(const struct part_identity *id)
+{
+	if (!id->present) {
+		printf("      \"part\": null,\n");
+		return;
+	}
+	printf("      \"part\": {\"pci_address\": ");
+	json_put_string(stdout, id->address);
+	printf(", \"pci_id\": ");
+	json_put_string(stdout, id->pci_id);
+	printf(", \"serial\": ");
+	json_put_string(stdout, id->serial);
+	printf(", \"routing_id\": ");
+	json_put_string(stdout, id->routing_id);
+	printf("},\n");
+}
+
 static void print_json_device(const struct trn_device_info *info, bool first)
 {
+	struct part_identity id;
+
 	printf("%s\n    {\n", first ? "" : ",");
 	printf("      \"minor\": %u,\n", info->minor);
 	printf("      \"node\": ");
@@ -85,19 +167,23 @@ static void print_json_device(const struct trn_device_info *info, bool first)
 	       info->uapi_major, info->uapi_minor);
 	printf("      \"simulated\": %s,\n",
 	       info->capabilities & TRN_CAP_SIMULATED ? "true" : "false");
+	part_identity(info->minor, &id);
+	print_json_part(&id);
 	printf("      \"capabilities\": %" PRIu64 "\n    }", info->capabilities);
 }
 
 static void print_text_header(void)
 {
-	printf("%-5s %-20s %-5s %4s %5s %6s %5s %8s %10s %-12s %s\n",
+	printf("%-5s %-20s %-5s %4s %5s %6s %5s %8s %10s %-12s %-4s %s\n",
 	       "MINOR", "NODE", "GEN", "ID", "CORES", "QUEUES", "DEPTH",
-	       "TIMEOUT", "HBM", "DRIVER", "UAPI");
+	       "TIMEOUT", "HBM", "DRIVER", "UAPI", "PART");
 }
 
 static void print_text_device(const struct trn_device_info *info)
 {
 	char hbm[32], drv[48], depth[16] = "-", timeout[16] = "-";
+	char part[160] = "-";
+	struct part_identity id;
 
 	format_size(info->hbm_size, hbm, sizeof(hbm));
 	/* Drivers before uAPI 1.3 do not report them (0). */
@@ -109,11 +195,15 @@ static void print_text_device(const struct trn_device_info *info)
 	snprintf(drv, sizeof(drv), "%s %d.%d.%d", info->driver_name,
 		 info->driver_major, info->driver_minor,
 		 info->driver_patchlevel);
+	part_identity(info->minor, &id);
+	if (id.present)
+		snprintf(part, sizeof(part), "%s %s serial %s routing %s",
+			 id.address, id.pci_id, id.serial, id.routing_id);
 	printf("%-5u %-20s %-5s %4" PRIu32 " %5" PRIu32 " %6" PRIu32
-	       " %5s %8s %10s %-12s %" PRIu32 ".%" PRIu32 "\n",
+	       " %5s %8s %10s %-12s %" PRIu32 ".%-2" PRIu32 " %s\n",
 	       info->minor, info->node, trn_generation_name(info->generation),
 	       info->device_id, info->num_cores, info->queues_per_core, depth,
-	       timeout, hbm, drv, info->uapi_major, info->uapi_minor);
+	       timeout, hbm, drv, info->uapi_major, info->uapi_minor, part);
 }
 
 int main(int argc, char **argv)

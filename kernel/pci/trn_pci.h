@@ -10,10 +10,23 @@
 #define __TRN_PCI_H__
 
 #include <linux/bits.h>
+#include <linux/rbtree.h>
+#include <linux/mutex.h>
 #include <linux/sizes.h>
+#include <linux/spinlock.h>
 #include <linux/types.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+#include <linux/xarray.h>
 
 struct pci_dev;
+struct scatterlist;
+struct sg_table;
+struct trn_device;
+struct trn_hw_desc;
+struct trn_hw_ring;
+struct trn_hw_ring_status;
+struct trn_mmu_map;
 
 #define TRN_PCI_VENDOR_AMAZON	0x1d0f
 #define TRN_PCI_DEVICE_TRN2	0x7364
@@ -44,6 +57,13 @@ struct pci_dev;
 
 /* UDMA: an engine's M2S and S2M queues, and their registers. */
 #define TRN_UDMA_H2D_0		0x06900000
+/* The first engine of each SENG group; engines are 1 MiB apart. */
+#define TRN_UDMA_SENG_0		0x82000000
+#define TRN_UDMA_SENG_1		0x94000000
+#define TRN_UDMA_SENG_2		0xa2000000
+#define TRN_UDMA_SENG_3		0xb4000000
+#define TRN_UDMA_ENGINE_SIZE	SZ_1M
+#define TRN_UDMA_QUEUES		16
 #define TRN_UDMA_M2S_Q(q)	(0x01000 + (q) * 0x1000)
 #define TRN_UDMA_S2M_Q(q)	(0x21000 + (q) * 0x1000)
 #define TRN_UDMA_Q_CFG		0x20
@@ -81,26 +101,173 @@ struct trn_udma_desc {
 };
 
 /**
+ * struct trn_udma_queue - one queue of one engine, both of its rings
+ * @m2s: BAR0 address of its M2S (read side) registers
+ * @s2m: BAR0 address of its S2M (write side) registers
+ * @m2s_ring: CPU address of the M2S descriptors
+ * @s2m_ring: CPU address of the S2M descriptors
+ * @ring_dma: DMA address of both rings (M2S first)
+ * @entries: descriptors in each ring
+ * @tail: next free slot, the same in both rings
+ * @ring_id: ring id of the descriptors written at @tail
+ */
+struct trn_udma_queue {
+	void __iomem *m2s;
+	void __iomem *s2m;
+	struct trn_udma_desc *m2s_ring;
+	struct trn_udma_desc *s2m_ring;
+	dma_addr_t ring_dma;
+	u32 entries;
+	u32 tail;
+	u32 ring_id;
+};
+
+/**
  * struct trn_pci_dev - one part bound to trn_pci
  * @pdev: the PCI device
  * @regs: BAR0, uncached
+ * @hbm: BAR4, write-combined, for the CPU's reads of command streams and
+ *       for clearing freed memory
+ * @hbm_phys: bus address of BAR4, for mmap of device memory
  * @name: "Trn2" or "Trn3"
  * @routing_id: the part's place among the instance's devices
  * @serial: its serial number
  * @stack_size: bytes between HBM stacks in BAR4 (QEMU mode: BAR4 / 4)
+ * @stack_usable: bytes of each stack trn may allocate (after the carve-out)
  * @hbm_usable: bytes of device memory trn may allocate (all stacks)
+ * @tdev: the trn device registered for the part, or NULL
+ * @contexts: &struct trn_pci_ctx by context number
+ * @rings: the command processor's rings, by ring number
+ * @num_rings: entries of @rings
+ * @cp_wq: where the rings' work items run
+ * @gone: the part stopped answering (surprise removal); nothing touches
+ *        its registers any more
  */
 struct trn_pci_dev {
 	struct pci_dev *pdev;
 	void __iomem *regs;
+	void __iomem *hbm;
+	phys_addr_t hbm_phys;
 	const char *name;
 	u32 routing_id;
 	u64 serial;
 	u64 stack_size;
+	u64 stack_usable;
 	u64 hbm_usable;
+	struct trn_device *tdev;
+	struct xarray contexts;
+	struct trn_pci_ring **rings;
+	u32 num_rings;
+	struct workqueue_struct *cp_wq;
+	bool gone;
 };
+
+/* The part seen by the core: 8 NeuronCores, 4 rings each. */
+#define TRN_PCI_CORES		8
+#define TRN_PCI_QUEUES_PER_CORE	4
+#define TRN_PCI_RING_ENTRIES	256
+/* Device addresses handed to contexts: the same range as the simulator's. */
+#define TRN_PCI_VA_START	BIT_ULL(32)
+#define TRN_PCI_VA_END		BIT_ULL(48)
+
+/**
+ * struct trn_pci_map - one mapping of a context, kept by the backend: the
+ * part has no MMU the driver programs, so the command processor translates
+ * every address through these
+ * @node: in &trn_pci_ctx.maps, by @va
+ * @va: first device virtual address
+ * @size: bytes
+ * @prot: TRN_MMU_* rights
+ * @sgt: host memory, DMA-mapped for the part; or NULL for
+ * @hbm_offset: device memory at this offset of the allocator's range
+ */
+struct trn_pci_map {
+	struct rb_node node;
+	u64 va;
+	u64 size;
+	u32 prot;
+	struct sg_table *sgt;
+	u64 hbm_offset;
+};
+
+/**
+ * struct trn_pci_ctx - a context's address space
+ * @lock: protects @maps; the command processor holds it from translating
+ *        an address until the DMA that uses it completed, so that a
+ *        mapping is never removed under an engine
+ * @maps: &struct trn_pci_map by address
+ */
+struct trn_pci_ctx {
+	struct mutex lock;	/* see above */
+	struct rb_root maps;
+};
+
+/**
+ * struct trn_pci_cursor - a walk through one mapping's memory
+ * @map: the mapping, or NULL before the first seek
+ * @sg: the scatterlist entry holding @start (host memory), or NULL to
+ *      start over
+ * @idx: index of @sg in the table
+ * @start: mapping offset at which @sg starts
+ * @dma: whether the walk is over DMA addresses (else CPU pages)
+ */
+struct trn_pci_cursor {
+	const struct trn_pci_map *map;
+	struct scatterlist *sg;
+	unsigned int idx;
+	u64 start;
+	bool dma;
+};
+
+static inline void trn_pci_cursor_set(struct trn_pci_cursor *cur,
+				      const struct trn_pci_map *map)
+{
+	if (cur->map != map) {
+		cur->map = map;
+		cur->sg = NULL;
+	}
+}
+
+/* Where the part reaches host memory of DMA address @addr. */
+static inline u64 trn_pci_host_addr(dma_addr_t addr)
+{
+	return addr | TRN_PCI_HOST_BIT;
+}
 
 u64 trn_pci_stack_addr(unsigned int stack);
 int trn_pci_udma_selftest(struct trn_pci_dev *tpd);
+int trn_udma_queue_alloc(struct trn_pci_dev *tpd, struct trn_udma_queue *uq,
+			 void __iomem *engine, u32 queue, u32 entries);
+void trn_udma_queue_free(struct trn_pci_dev *tpd, struct trn_udma_queue *uq);
+void trn_udma_queue_start(struct trn_udma_queue *uq);
+void trn_udma_queue_stop(struct trn_udma_queue *uq);
+void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
+			 u32 len, bool ordered);
+void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n);
+u32 trn_udma_queue_status(struct trn_udma_queue *uq);
+
+/* trn_pci_mem.c: contexts, mappings, device memory. */
+int trn_pci_ctx_init(struct trn_device *tdev, u32 ctx);
+void trn_pci_ctx_fini(struct trn_device *tdev, u32 ctx);
+int trn_pci_mmu_map(struct trn_device *tdev, u32 ctx,
+		    const struct trn_mmu_map *map);
+void trn_pci_mmu_unmap(struct trn_device *tdev, u32 ctx, u64 va, u64 size);
+int trn_pci_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
+void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
+struct trn_pci_ctx *trn_pci_ctx_get(struct trn_pci_dev *tpd, u32 ctx);
+const struct trn_pci_map *trn_pci_lookup(struct trn_pci_ctx *pctx, u64 va,
+					 u64 len, u32 prot, u64 *fault_va);
+u64 trn_pci_dev_addr(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
+		     u64 off, u64 *contig);
+int trn_pci_read(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
+		 u64 off, void *buf, size_t len);
+
+/* trn_pci_cp.c: the command processor. */
+int trn_pci_cp_init(struct trn_pci_dev *tpd);
+void trn_pci_cp_fini(struct trn_pci_dev *tpd);
+int trn_pci_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw);
+void trn_pci_ring_fini(struct trn_device *tdev, u32 index);
+void trn_pci_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
+bool trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
 
 #endif /* __TRN_PCI_H__ */

@@ -25,6 +25,9 @@
 #include <linux/pci.h>
 #include <linux/slab.h>
 
+#include <uapi/drm/trn_accel.h>
+
+#include "../trn_hw.h"
 #include "trn_pci.h"
 
 static bool claim;
@@ -32,13 +35,14 @@ module_param(claim, bool, 0444);
 MODULE_PARM_DESC(claim,
 		 "Bind every Trainium2/3 part that has no driver when loaded (default: no, bind only through driver_override or new_id)");
 
-static const struct {
+static const struct trn_pci_part {
 	u16 device;
+	u32 generation;
 	const char *name;
 } trn_pci_parts[] = {
-	{ TRN_PCI_DEVICE_TRN2, "Trn2" },
-	{ TRN_PCI_DEVICE_TRN3_0, "Trn3" },
-	{ TRN_PCI_DEVICE_TRN3_1, "Trn3" },
+	{ TRN_PCI_DEVICE_TRN2, DRM_TRN_GEN_TRN2, "Trn2" },
+	{ TRN_PCI_DEVICE_TRN3_0, DRM_TRN_GEN_TRN3, "Trn3" },
+	{ TRN_PCI_DEVICE_TRN3_1, DRM_TRN_GEN_TRN3, "Trn3" },
 };
 
 /* Device addresses of the HBM stacks. */
@@ -57,7 +61,7 @@ u64 trn_pci_stack_addr(unsigned int stack)
 	return trn_pci_stacks[stack];
 }
 
-static const char *trn_pci_part_name(const struct pci_dev *pdev)
+static const struct trn_pci_part *trn_pci_part_of(const struct pci_dev *pdev)
 {
 	unsigned int i;
 
@@ -65,8 +69,76 @@ static const char *trn_pci_part_name(const struct pci_dev *pdev)
 		return NULL;
 	for (i = 0; i < ARRAY_SIZE(trn_pci_parts); i++)
 		if (pdev->device == trn_pci_parts[i].device)
-			return trn_pci_parts[i].name;
+			return &trn_pci_parts[i];
 	return NULL;
+}
+
+/* Before the first ring starts: the command processor reports to @tdev. */
+static int trn_pci_hw_init(struct trn_device *tdev)
+{
+	struct trn_pci_dev *tpd = trn_device_hw_priv(tdev);
+
+	tpd->tdev = tdev;
+	return 0;
+}
+
+static const struct trn_hw_ops trn_pci_hw_ops = {
+	.owner = THIS_MODULE,
+	.hw_init = trn_pci_hw_init,
+	.ctx_init = trn_pci_ctx_init,
+	.ctx_fini = trn_pci_ctx_fini,
+	.mmu_map = trn_pci_mmu_map,
+	.mmu_unmap = trn_pci_mmu_unmap,
+	.hbm_pfn = trn_pci_hbm_pfn,
+	.hbm_clear = trn_pci_hbm_clear,
+	.ring_init = trn_pci_ring_init,
+	.ring_fini = trn_pci_ring_fini,
+	.ring_doorbell = trn_pci_ring_doorbell,
+	.ring_reset = trn_pci_ring_reset,
+};
+
+/* Tables of contexts the core could not destroy: it was unplugged first. */
+static void trn_pci_contexts_free(struct trn_pci_dev *tpd)
+{
+	struct trn_pci_ctx *pctx;
+	unsigned long ctx;
+
+	xa_for_each(&tpd->contexts, ctx, pctx)
+		trn_pci_ctx_fini(tpd->tdev, ctx);
+	xa_destroy(&tpd->contexts);
+}
+
+/* Make the part a trn device: the core's view of it. */
+static int trn_pci_register(struct trn_pci_dev *tpd,
+			    const struct trn_pci_part *part)
+{
+	const struct trn_device_desc desc = {
+		.generation = part->generation,
+		.device_id = part->device,
+		.num_cores = TRN_PCI_CORES,
+		.queues_per_core = TRN_PCI_QUEUES_PER_CORE,
+		.hbm_size = tpd->hbm_usable,
+		.va_start = TRN_PCI_VA_START,
+		.va_size = TRN_PCI_VA_END - TRN_PCI_VA_START,
+		/* Only NOP, WRITE, FILL, COPY and CALL: trn_pci_cp.c. */
+		.capabilities = DRM_TRN_CAP_HBM_CPU_VISIBLE,
+		.hbm_cpu_wc = true,
+		.ring_entries = TRN_PCI_RING_ENTRIES,
+	};
+	struct trn_device *tdev;
+	int ret;
+
+	xa_init(&tpd->contexts);
+	ret = trn_pci_cp_init(tpd);
+	if (ret)
+		return ret;
+	tdev = trn_device_register(&tpd->pdev->dev, &desc, &trn_pci_hw_ops,
+				   tpd);
+	if (IS_ERR(tdev)) {
+		trn_pci_cp_fini(tpd);
+		return PTR_ERR(tdev);
+	}
+	return 0;
 }
 
 /* QEMU mode: one write starts a device reset; the register reads 0 after. */
@@ -108,6 +180,7 @@ static int trn_pci_read_identity(struct trn_pci_dev *tpd)
 static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
+	const struct trn_pci_part *part;
 	struct trn_pci_dev *tpd;
 	resource_size_t hbm_len;
 	int ret;
@@ -117,12 +190,13 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	tpd->pdev = pdev;
 	/* driver_override can offer any device: take only what we know. */
-	tpd->name = trn_pci_part_name(pdev);
-	if (!tpd->name) {
+	part = trn_pci_part_of(pdev);
+	if (!part) {
 		dev_info(dev, "trn_pci: %04x:%04x is not a Trainium2/3 part\n",
 			 pdev->vendor, pdev->device);
 		return -ENODEV;
 	}
+	tpd->name = part->name;
 	if (pdev->revision != TRN_PCI_REVISION_QEMU) {
 		dev_info(dev, "trn_pci: %s revision %u: only QEMU mode (revision %u) is supported; a real part's firmware reset is not implemented\n",
 			 tpd->name, pdev->revision, TRN_PCI_REVISION_QEMU);
@@ -146,8 +220,13 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return dev_err_probe(dev, -ENODEV,
 				     "HBM BAR of %pa bytes is too small for %u stacks\n",
 				     &hbm_len, TRN_PCI_STACKS);
-	tpd->hbm_usable = TRN_PCI_STACKS *
-			  (tpd->stack_size - TRN_PCI_FW_CARVEOUT);
+	tpd->stack_usable = tpd->stack_size - TRN_PCI_FW_CARVEOUT;
+	tpd->hbm_usable = TRN_PCI_STACKS * tpd->stack_usable;
+	/* Device memory for the CPU: write-combined, as AWS's driver maps it. */
+	tpd->hbm_phys = pci_resource_start(pdev, TRN_PCI_BAR_HBM);
+	tpd->hbm = devm_ioremap_wc(dev, tpd->hbm_phys, hbm_len);
+	if (!tpd->hbm)
+		return dev_err_probe(dev, -ENOMEM, "cannot map the HBM BAR\n");
 
 	/* The device's host window: DMA addresses below its bit 46. */
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(46));
@@ -166,6 +245,9 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return dev_err_probe(dev, ret, "UDMA self-test failed\n");
 
 	pci_set_drvdata(pdev, tpd);
+	ret = trn_pci_register(tpd, part);
+	if (ret)
+		return dev_err_probe(dev, ret, "cannot register with trn\n");
 	dev_info(dev, "trn_pci: %s (%04x:%04x rev %u, QEMU mode), routing id %u, serial %016llx, HBM %u x %llu MiB (%llu MiB usable), UDMA self-test passed\n",
 		 tpd->name, pdev->vendor, pdev->device, pdev->revision,
 		 tpd->routing_id, tpd->serial, TRN_PCI_STACKS,
@@ -244,9 +326,22 @@ static const struct attribute_group *trn_pci_groups[] = {
 	NULL
 };
 
+/*
+ * Unbind, module unload or (surprise) removal: the core unplugs the device
+ * (open files see -ENODEV, jobs fail with -ENODEV) and stops every ring,
+ * which stops its DMA; then nothing reaches the part any more.
+ */
 static void trn_pci_remove(struct pci_dev *pdev)
 {
-	/* Nothing runs on the part between probes yet. */
+	struct trn_pci_dev *tpd = pci_get_drvdata(pdev);
+
+	/* A part that vanished reads all ones: touch no register of it. */
+	if (readl(tpd->regs + TRN_PCI_MISC + TRN_PCI_MISC_ROUTING_ID) ==
+	    U32_MAX)
+		WRITE_ONCE(tpd->gone, true);
+	trn_device_unregister(tpd->tdev);
+	trn_pci_contexts_free(tpd);
+	trn_pci_cp_fini(tpd);
 }
 
 static struct pci_driver trn_pci_driver = {

@@ -4,7 +4,8 @@
  *
  * The part's UDMA engines: queue bring-up, descriptor pairs, completion by
  * polling a marker in host memory (the engines write nothing back and do
- * not interrupt). For now only the probe's self-test uses them.
+ * not interrupt). The probe's self-test and the command processor
+ * (trn_pci_cp.c) use them.
  */
 
 #include <linux/bitfield.h>
@@ -18,33 +19,6 @@
 
 #define TRN_UDMA_SELFTEST_RING	TRN_UDMA_RING_MIN
 #define TRN_UDMA_MARKER		0xabcdef01
-
-/**
- * struct trn_udma_queue - one queue of one engine, both of its rings
- * @m2s: BAR0 address of its M2S (read side) registers
- * @s2m: BAR0 address of its S2M (write side) registers
- * @m2s_ring: CPU address of the M2S descriptors
- * @s2m_ring: CPU address of the S2M descriptors
- * @ring_dma: DMA address of both rings (M2S first)
- * @entries: descriptors in each ring
- * @tail: next free slot, the same in both rings
- * @ring_id: ring id of the descriptors written at @tail
- */
-struct trn_udma_queue {
-	void __iomem *m2s;
-	void __iomem *s2m;
-	struct trn_udma_desc *m2s_ring;
-	struct trn_udma_desc *s2m_ring;
-	dma_addr_t ring_dma;
-	u32 entries;
-	u32 tail;
-	u32 ring_id;
-};
-
-static u64 trn_udma_host(dma_addr_t addr)
-{
-	return addr | TRN_PCI_HOST_BIT;
-}
 
 /* Stop, reset, point at the ring, start: the order AWS's driver uses. */
 static void trn_udma_ring_start(void __iomem *q, u32 sw_ctrl, u64 base,
@@ -62,9 +36,79 @@ static void trn_udma_ring_start(void __iomem *q, u32 sw_ctrl, u64 base,
 	       q + TRN_UDMA_Q_CFG);
 }
 
-static void trn_udma_queue_start(struct trn_udma_queue *uq)
+/**
+ * trn_udma_queue_alloc() - set up a queue's rings in host memory
+ * @tpd: the part
+ * @uq: the queue
+ * @engine: BAR0 address of the engine's registers
+ * @queue: queue number in the engine
+ * @entries: descriptors in each of its rings, at least %TRN_UDMA_RING_MIN
+ *
+ * The queue stays stopped until trn_udma_queue_start().
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int trn_udma_queue_alloc(struct trn_pci_dev *tpd, struct trn_udma_queue *uq,
+			 void __iomem *engine, u32 queue, u32 entries)
 {
-	u64 base = trn_udma_host(uq->ring_dma);
+	size_t rings = 2 * entries * sizeof(struct trn_udma_desc);
+
+	uq->m2s_ring = dma_alloc_coherent(&tpd->pdev->dev, rings,
+					  &uq->ring_dma, GFP_KERNEL);
+	if (!uq->m2s_ring)
+		return -ENOMEM;
+	uq->s2m_ring = uq->m2s_ring + entries;
+	uq->entries = entries;
+	uq->m2s = engine + TRN_UDMA_M2S_Q(queue);
+	uq->s2m = engine + TRN_UDMA_S2M_Q(queue);
+	return 0;
+}
+
+/**
+ * trn_udma_queue_free() - free what trn_udma_queue_alloc() set up
+ * @tpd: the part
+ * @uq: the queue, stopped (trn_udma_queue_stop()) if it ever ran
+ */
+void trn_udma_queue_free(struct trn_pci_dev *tpd, struct trn_udma_queue *uq)
+{
+	if (!uq->m2s_ring)
+		return;
+	dma_free_coherent(&tpd->pdev->dev,
+			  2 * uq->entries * sizeof(struct trn_udma_desc),
+			  uq->m2s_ring, uq->ring_dma);
+	uq->m2s_ring = NULL;
+}
+
+/**
+ * trn_udma_queue_stop() - reset a queue: it forgets its descriptors and
+ * touches no memory afterwards
+ * @uq: the queue
+ */
+void trn_udma_queue_stop(struct trn_udma_queue *uq)
+{
+	writel(TRN_UDMA_SW_CTRL_RST_Q, uq->m2s + TRN_UDMA_M2S_SW_CTRL);
+	writel(TRN_UDMA_SW_CTRL_RST_Q, uq->s2m + TRN_UDMA_S2M_SW_CTRL);
+}
+
+/**
+ * trn_udma_queue_status() - the read side's status register
+ * @uq: the queue
+ *
+ * Return: the register: %TRN_UDMA_STATUS_ERROR when the queue stopped on an
+ * error, all ones when the part is gone.
+ */
+u32 trn_udma_queue_status(struct trn_udma_queue *uq)
+{
+	return readl(uq->m2s + TRN_UDMA_Q_STATUS);
+}
+
+/**
+ * trn_udma_queue_start() - (re)start a queue with empty rings
+ * @uq: the queue
+ */
+void trn_udma_queue_start(struct trn_udma_queue *uq)
+{
+	u64 base = trn_pci_host_addr(uq->ring_dma);
 
 	uq->tail = 0;
 	uq->ring_id = 1;
@@ -74,12 +118,16 @@ static void trn_udma_queue_start(struct trn_udma_queue *uq)
 			    uq->entries);
 }
 
-/*
- * Queues one copy of @len bytes (at most 64 KiB) from @src to @dst, device
- * addresses, behind everything queued before when @ordered.
+/**
+ * trn_udma_queue_copy() - queue one copy (not handed to the engine yet)
+ * @uq: the queue, with a free slot
+ * @src: source device address
+ * @dst: destination device address
+ * @len: bytes, 1 to 64 KiB
+ * @ordered: start only after everything queued before has been written
  */
-static void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
-				u32 len, bool ordered)
+void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
+			 u32 len, bool ordered)
 {
 	u32 ctrl = FIELD_PREP(TRN_UDMA_DESC_LEN, len) |
 		   FIELD_PREP(TRN_UDMA_DESC_RING_ID, uq->ring_id);
@@ -100,8 +148,15 @@ static void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
 	}
 }
 
-/* Hands @n queued pairs to the engine: the write side first. */
-static void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n)
+/**
+ * trn_udma_queue_kick() - hand queued copies to the engine
+ * @uq: the queue
+ * @n: copies queued since the last kick
+ *
+ * The write side gets them first, so that the read side never streams
+ * into a write side that has no descriptor.
+ */
+void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n)
 {
 	dma_wmb();
 	writel(n, uq->s2m + TRN_UDMA_Q_DRTP_INC);
@@ -123,23 +178,20 @@ static void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n)
 int trn_pci_udma_selftest(struct trn_pci_dev *tpd)
 {
 	struct device *dev = &tpd->pdev->dev;
-	const u32 entries = TRN_UDMA_SELFTEST_RING;
-	size_t rings = 2 * entries * sizeof(struct trn_udma_desc);
 	u64 hbm = trn_pci_stack_addr(0) + TRN_PCI_FW_CARVEOUT;
-	struct trn_udma_queue uq = { .entries = entries };
+	struct trn_udma_queue uq = {};
 	dma_addr_t buf_dma;
 	u32 *src, *dst, *marker, val;
-	void __iomem *eng;
 	u8 *buf;
 	int i, ret;
 
 	buf = dma_alloc_coherent(dev, 3 * PAGE_SIZE, &buf_dma, GFP_KERNEL);
-	uq.m2s_ring = dma_alloc_coherent(dev, rings, &uq.ring_dma, GFP_KERNEL);
-	if (!buf || !uq.m2s_ring) {
-		ret = -ENOMEM;
+	if (!buf)
+		return -ENOMEM;
+	ret = trn_udma_queue_alloc(tpd, &uq, tpd->regs + TRN_UDMA_H2D_0, 0,
+				   TRN_UDMA_SELFTEST_RING);
+	if (ret)
 		goto out;
-	}
-	uq.s2m_ring = uq.m2s_ring + entries;
 	src = (u32 *)buf;
 	dst = (u32 *)(buf + PAGE_SIZE);
 	marker = (u32 *)(buf + 2 * PAGE_SIZE);
@@ -149,25 +201,22 @@ int trn_pci_udma_selftest(struct trn_pci_dev *tpd)
 	marker[0] = TRN_UDMA_MARKER;
 	marker[1] = 0;
 
-	eng = tpd->regs + TRN_UDMA_H2D_0;
-	uq.m2s = eng + TRN_UDMA_M2S_Q(0);
-	uq.s2m = eng + TRN_UDMA_S2M_Q(0);
 	trn_udma_queue_start(&uq);
-	trn_udma_queue_copy(&uq, trn_udma_host(buf_dma), hbm, PAGE_SIZE,
+	trn_udma_queue_copy(&uq, trn_pci_host_addr(buf_dma), hbm, PAGE_SIZE,
 			    false);
-	trn_udma_queue_copy(&uq, hbm, trn_udma_host(buf_dma + PAGE_SIZE),
+	trn_udma_queue_copy(&uq, hbm, trn_pci_host_addr(buf_dma + PAGE_SIZE),
 			    PAGE_SIZE, true);
-	trn_udma_queue_copy(&uq, trn_udma_host(buf_dma + 2 * PAGE_SIZE),
-			    trn_udma_host(buf_dma + 2 * PAGE_SIZE + 4), 4, true);
+	trn_udma_queue_copy(&uq, trn_pci_host_addr(buf_dma + 2 * PAGE_SIZE),
+			    trn_pci_host_addr(buf_dma + 2 * PAGE_SIZE + 4), 4, true);
 	trn_udma_queue_kick(&uq, 3);
 
 	ret = read_poll_timeout(READ_ONCE, val,
 				val == TRN_UDMA_MARKER ||
 				readl(uq.m2s + TRN_UDMA_Q_STATUS) != 0,
 				10, USEC_PER_SEC, false, marker[1]);
-	if (readl(uq.m2s + TRN_UDMA_Q_STATUS) == U32_MAX)
+	if (trn_udma_queue_status(&uq) == U32_MAX)
 		ret = -ENODEV;
-	else if (readl(uq.m2s + TRN_UDMA_Q_STATUS) & TRN_UDMA_STATUS_ERROR)
+	else if (trn_udma_queue_status(&uq) & TRN_UDMA_STATUS_ERROR)
 		ret = -EIO;
 	else if (!ret && memcmp(src, dst, PAGE_SIZE))
 		ret = -EIO;
@@ -175,12 +224,9 @@ int trn_pci_udma_selftest(struct trn_pci_dev *tpd)
 	 * Leave the queue idle and empty for whoever uses it next; a reset
 	 * queue touches none of the buffers freed below.
 	 */
-	writel(TRN_UDMA_SW_CTRL_RST_Q, uq.m2s + TRN_UDMA_M2S_SW_CTRL);
-	writel(TRN_UDMA_SW_CTRL_RST_Q, uq.s2m + TRN_UDMA_S2M_SW_CTRL);
+	trn_udma_queue_stop(&uq);
+	trn_udma_queue_free(tpd, &uq);
 out:
-	if (uq.m2s_ring)
-		dma_free_coherent(dev, rings, uq.m2s_ring, uq.ring_dma);
-	if (buf)
-		dma_free_coherent(dev, 3 * PAGE_SIZE, buf, buf_dma);
+	dma_free_coherent(dev, 3 * PAGE_SIZE, buf, buf_dma);
 	return ret;
 }

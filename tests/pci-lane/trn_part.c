@@ -23,7 +23,8 @@
  *   writes nothing back but the data.
  *
  * Run-time fault knobs (QMP qom-set on the device): "stuck-queue" (engine
- * * 16 + queue, or -1) stops one queue making progress; "dma-error" makes
+ * * 16 + queue, or -1) stops one queue making progress, "stuck-engine"
+ * (an engine, or -1) all queues of one engine; "dma-error" makes
  * the next descriptor fail (the queue stops with bit 0 of its status
  * register set until it is reset); "removed" turns the part into a
  * surprise-removed one: reads return all ones, writes and DMA stop.
@@ -163,6 +164,7 @@ struct TrnPartState {
 
 	/* Run-time knobs. */
 	uint32_t stuck_queue;
+	uint32_t stuck_engine;
 	bool dma_error;
 	bool removed;
 
@@ -280,7 +282,7 @@ static bool trn_queue_run(TrnPartState *s, unsigned int e, unsigned int qi,
 	TrnQueue *q = &s->q[e][qi];
 
 	if (q->status & TRN_Q_STATUS_ERROR ||
-	    s->stuck_queue == e * TRN_QUEUES + qi)
+	    s->stuck_queue == e * TRN_QUEUES + qi || s->stuck_engine == e)
 		return false;
 	while (trn_ring_ready(&q->m2s) && trn_ring_ready(&q->s2m)) {
 		uint32_t mlen, slen;
@@ -682,6 +684,9 @@ static void trn_part_instance_init(Object *obj)
 	s->pdev.cap_present |= QEMU_PCI_CAP_EXPRESS;
 	s->stuck_queue = UINT32_MAX;
 	object_property_add_uint32_ptr(obj, "stuck-queue", &s->stuck_queue,
+				       OBJ_PROP_FLAG_READWRITE);
+	s->stuck_engine = UINT32_MAX;
+	object_property_add_uint32_ptr(obj, "stuck-engine", &s->stuck_engine,
 				       OBJ_PROP_FLAG_READWRITE);
 	object_property_add_bool(obj, "dma-error", trn_get_dma_error,
 				 trn_set_dma_error);

@@ -1,0 +1,398 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Memory of a part: contexts, their mappings, and device memory.
+ *
+ * The part has no MMU that the driver programs (AWS's driver hands the
+ * engines physical addresses), so a context's address space lives here, as
+ * a table the command processor (trn_pci_cp.c) translates every address of
+ * a job through. Userspace never names a physical address: a job reaches
+ * only what its own context maps, with the rights it was mapped with.
+ *
+ * Device memory: the core allocates from one linear range of
+ * &trn_pci_dev.hbm_usable bytes; offset o of it is byte o % stack_usable of
+ * stack o / stack_usable, after that stack's firmware carve-out.
+ */
+
+#include <linux/highmem.h>
+#include <linux/io.h>
+#include <linux/minmax.h>
+#include <linux/pci.h>
+#include <linux/scatterlist.h>
+#include <linux/slab.h>
+
+#include "../trn_hw.h"
+#include "trn_pci.h"
+
+static struct trn_pci_dev *trn_pci_of(struct trn_device *tdev)
+{
+	return trn_device_hw_priv(tdev);
+}
+
+/* Where byte @off of the allocator's range is, and how far it runs on. */
+static u64 trn_pci_hbm_locate(const struct trn_pci_dev *tpd, u64 off,
+			      unsigned int *stack, u64 *contig)
+{
+	u64 within = off % tpd->stack_usable;
+
+	*stack = off / tpd->stack_usable;
+	*contig = tpd->stack_usable - within;
+	return TRN_PCI_FW_CARVEOUT + within;
+}
+
+static u64 trn_pci_hbm_bar_off(const struct trn_pci_dev *tpd, u64 off,
+			       u64 *contig)
+{
+	unsigned int stack;
+	u64 in_stack = trn_pci_hbm_locate(tpd, off, &stack, contig);
+
+	return stack * tpd->stack_size + in_stack;
+}
+
+/**
+ * trn_pci_ctx_init() - trn_hw_ops.ctx_init: an empty address space
+ * @tdev: the device
+ * @ctx: the context number
+ *
+ * Contexts are tables in host memory: the part bounds their number only by
+ * the core's own limit.
+ *
+ * Return: 0, -ENOMEM or -EBUSY.
+ */
+int trn_pci_ctx_init(struct trn_device *tdev, u32 ctx)
+{
+	struct trn_pci_dev *tpd = trn_pci_of(tdev);
+	struct trn_pci_ctx *pctx;
+	int ret;
+
+	pctx = kzalloc(sizeof(*pctx), GFP_KERNEL);
+	if (!pctx)
+		return -ENOMEM;
+	mutex_init(&pctx->lock);
+	pctx->maps = RB_ROOT;
+	ret = xa_insert(&tpd->contexts, ctx, pctx, GFP_KERNEL);
+	if (ret) {
+		mutex_destroy(&pctx->lock);
+		kfree(pctx);
+	}
+	return ret;
+}
+
+/**
+ * trn_pci_ctx_fini() - trn_hw_ops.ctx_fini
+ * @tdev: the device
+ * @ctx: the context number; no job runs in it and nothing is mapped
+ */
+void trn_pci_ctx_fini(struct trn_device *tdev, u32 ctx)
+{
+	struct trn_pci_ctx *pctx = xa_erase(&trn_pci_of(tdev)->contexts, ctx);
+	struct rb_node *node;
+
+	if (!pctx)
+		return;
+	/* The core unmapped everything; free what a bug might have left. */
+	while ((node = rb_first(&pctx->maps))) {
+		rb_erase(node, &pctx->maps);
+		kfree(rb_entry(node, struct trn_pci_map, node));
+	}
+	mutex_destroy(&pctx->lock);
+	kfree(pctx);
+}
+
+/**
+ * trn_pci_ctx_get() - a context's address space, for the command processor
+ * @tpd: the part
+ * @ctx: the context number of a job the core handed over
+ *
+ * The core destroys a context only after its jobs, so the answer stays
+ * valid while the job runs.
+ *
+ * Return: the context, or NULL when the number is unknown.
+ */
+struct trn_pci_ctx *trn_pci_ctx_get(struct trn_pci_dev *tpd, u32 ctx)
+{
+	return xa_load(&tpd->contexts, ctx);
+}
+
+/**
+ * trn_pci_mmu_map() - trn_hw_ops.mmu_map: add a mapping to the table
+ * @tdev: the device
+ * @ctx: the context
+ * @map: the mapping
+ *
+ * Return: 0, -ENOMEM, -ENOENT for an unknown context, -EEXIST if the range
+ * overlaps a mapping.
+ */
+int trn_pci_mmu_map(struct trn_device *tdev, u32 ctx,
+		    const struct trn_mmu_map *map)
+{
+	struct trn_pci_ctx *pctx = trn_pci_ctx_get(trn_pci_of(tdev), ctx);
+	struct rb_node **link, *parent = NULL;
+	struct trn_pci_map *m, *other;
+	int ret = 0;
+
+	if (!pctx)
+		return -ENOENT;
+	/* Allocated before the lock, which the command processor takes. */
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->va = map->va;
+	m->size = map->size;
+	m->prot = map->prot;
+	m->sgt = map->sgt;
+	m->hbm_offset = map->hbm_offset;
+
+	mutex_lock(&pctx->lock);
+	link = &pctx->maps.rb_node;
+	while (*link) {
+		parent = *link;
+		other = rb_entry(parent, struct trn_pci_map, node);
+		if (m->va + m->size <= other->va) {
+			link = &parent->rb_left;
+		} else if (m->va >= other->va + other->size) {
+			link = &parent->rb_right;
+		} else {
+			ret = -EEXIST;
+			break;
+		}
+	}
+	if (!ret) {
+		rb_link_node(&m->node, parent, link);
+		rb_insert_color(&m->node, &pctx->maps);
+	}
+	mutex_unlock(&pctx->lock);
+	if (ret)
+		kfree(m);
+	return ret;
+}
+
+/**
+ * trn_pci_mmu_unmap() - trn_hw_ops.mmu_unmap: remove mappings from the
+ * table
+ * @tdev: the device
+ * @ctx: the context
+ * @va: first address
+ * @size: bytes
+ *
+ * Waits for a batch of DMA the command processor translated through the
+ * context to complete (bounded by the job timeout: a hung batch is ended
+ * by the ring reset), so that the memory is not reached once this returns.
+ */
+void trn_pci_mmu_unmap(struct trn_device *tdev, u32 ctx, u64 va, u64 size)
+{
+	struct trn_pci_ctx *pctx = trn_pci_ctx_get(trn_pci_of(tdev), ctx);
+	struct trn_pci_map *m, *next;
+	struct rb_node *node;
+	LIST_HEAD(dead);
+
+	if (!pctx)
+		return;
+	mutex_lock(&pctx->lock);
+	node = pctx->maps.rb_node;
+	/* Find the leftmost mapping that ends after @va. */
+	m = NULL;
+	while (node) {
+		struct trn_pci_map *cand = rb_entry(node, struct trn_pci_map,
+						    node);
+
+		if (cand->va + cand->size > va) {
+			m = cand;
+			node = node->rb_left;
+		} else {
+			node = node->rb_right;
+		}
+	}
+	while (m && m->va < va + size) {
+		node = rb_next(&m->node);
+		next = node ? rb_entry(node, struct trn_pci_map, node) : NULL;
+		rb_erase(&m->node, &pctx->maps);
+		kfree(m);
+		m = next;
+	}
+	mutex_unlock(&pctx->lock);
+}
+
+/**
+ * trn_pci_lookup() - check an access against a context's mappings
+ * @pctx: the context, its lock held
+ * @va: first address
+ * @len: bytes, at least one
+ * @prot: the TRN_MMU_* rights the access needs
+ * @fault_va: where the access faults, when it does
+ *
+ * An access must lie in one mapping (buffers are separated by unmapped
+ * guard pages, so a legitimate access never spans two).
+ *
+ * Return: the mapping, or NULL with *@fault_va set.
+ */
+const struct trn_pci_map *trn_pci_lookup(struct trn_pci_ctx *pctx, u64 va,
+					 u64 len, u32 prot, u64 *fault_va)
+{
+	struct rb_node *node = pctx->maps.rb_node;
+	struct trn_pci_map *m;
+
+	lockdep_assert_held(&pctx->lock);
+	while (node) {
+		m = rb_entry(node, struct trn_pci_map, node);
+		if (va < m->va) {
+			node = node->rb_left;
+		} else if (va >= m->va + m->size) {
+			node = node->rb_right;
+		} else {
+			if ((m->prot & prot) != prot) {
+				*fault_va = va;
+				return NULL;
+			}
+			if (len > m->va + m->size - va) {
+				*fault_va = m->va + m->size;
+				return NULL;
+			}
+			return m;
+		}
+	}
+	*fault_va = va;
+	return NULL;
+}
+
+/* Move @cur to the scatterlist entry holding mapping offset @off. */
+static bool trn_pci_seek(struct trn_pci_cursor *cur, u64 off)
+{
+	struct sg_table *sgt = cur->map->sgt;
+	unsigned int count = cur->dma ? sgt->nents : sgt->orig_nents;
+	u64 len;
+
+	if (!cur->sg || off < cur->start) {
+		cur->sg = sgt->sgl;
+		cur->idx = 0;
+		cur->start = 0;
+	}
+	while (cur->idx < count) {
+		len = cur->dma ? sg_dma_len(cur->sg) : cur->sg->length;
+		if (off < cur->start + len)
+			return true;
+		cur->start += len;
+		cur->sg = sg_next(cur->sg);
+		cur->idx++;
+	}
+	cur->sg = NULL;
+	return false;
+}
+
+/**
+ * trn_pci_dev_addr() - the part's address of a byte of a mapping
+ * @tpd: the part
+ * @cur: a DMA cursor on the mapping
+ * @off: offset in the mapping, below its size
+ * @contig: bytes from there on that are contiguous for the part
+ *
+ * Return: the device address, or U64_MAX if the mapping's memory is
+ * shorter than the mapping (never for the core's buffers).
+ */
+u64 trn_pci_dev_addr(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
+		     u64 off, u64 *contig)
+{
+	const struct trn_pci_map *m = cur->map;
+	unsigned int stack;
+	u64 in_stack, in_sg;
+
+	if (!m->sgt) {
+		in_stack = trn_pci_hbm_locate(tpd, m->hbm_offset + off, &stack,
+					      contig);
+		return trn_pci_stack_addr(stack) + in_stack;
+	}
+	if (!trn_pci_seek(cur, off))
+		return U64_MAX;
+	in_sg = off - cur->start;
+	*contig = sg_dma_len(cur->sg) - in_sg;
+	return trn_pci_host_addr(sg_dma_address(cur->sg) + in_sg);
+}
+
+/**
+ * trn_pci_read() - read a mapping's memory with the CPU
+ * @tpd: the part
+ * @cur: a CPU cursor on the mapping
+ * @off: offset in the mapping
+ * @buf: where to
+ * @len: bytes, within the mapping
+ *
+ * Return: 0, or -EFAULT if the memory is shorter than the mapping.
+ */
+int trn_pci_read(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
+		 u64 off, void *buf, size_t len)
+{
+	const struct trn_pci_map *m = cur->map;
+	u64 contig, in_sg, bar;
+	struct page *page;
+	size_t n;
+	void *va;
+
+	while (len) {
+		if (!m->sgt) {
+			bar = trn_pci_hbm_bar_off(tpd, m->hbm_offset + off,
+						  &contig);
+			n = min_t(u64, len, contig);
+			memcpy_fromio(buf, tpd->hbm + bar, n);
+		} else {
+			if (!trn_pci_seek(cur, off))
+				return -EFAULT;
+			in_sg = cur->sg->offset + off - cur->start;
+			page = nth_page(sg_page(cur->sg), in_sg >> PAGE_SHIFT);
+			n = min_t(u64, len, PAGE_SIZE - offset_in_page(in_sg));
+			n = min_t(u64, n, cur->sg->length -
+					  (off - cur->start));
+			va = kmap_local_page(page);
+			memcpy(buf, va + offset_in_page(in_sg), n);
+			kunmap_local(va);
+		}
+		buf += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/**
+ * trn_pci_hbm_pfn() - trn_hw_ops.hbm_pfn: the BAR4 page of device memory
+ * @tdev: the device
+ * @offset: page-aligned offset in the allocator's range
+ * @pfn: the CPU page frame
+ *
+ * Return: 0 or -EINVAL.
+ */
+int trn_pci_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn)
+{
+	struct trn_pci_dev *tpd = trn_pci_of(tdev);
+	u64 contig;
+
+	if (offset >= tpd->hbm_usable)
+		return -EINVAL;
+	*pfn = PHYS_PFN(tpd->hbm_phys +
+			trn_pci_hbm_bar_off(tpd, offset, &contig));
+	return 0;
+}
+
+/**
+ * trn_pci_hbm_clear() - trn_hw_ops.hbm_clear: zero device memory through
+ * BAR4
+ * @tdev: the device
+ * @offset: offset in the allocator's range
+ * @size: bytes
+ */
+void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
+{
+	struct trn_pci_dev *tpd = trn_pci_of(tdev);
+	u64 contig, bar, n;
+
+	while (size) {
+		bar = trn_pci_hbm_bar_off(tpd, offset, &contig);
+		n = min(size, contig);
+		memset_io(tpd->hbm + bar, 0, n);
+		offset += n;
+		size -= n;
+		cond_resched();
+	}
+	/* Out of the write-combining buffers before the memory is reused. */
+	wmb();
+}

@@ -1,0 +1,773 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * Jobs on a modelled Trainium2 part through trn_pci's command processor,
+ * over libtrnhal: run by tests/pci-lane/test_pci_binding once the part is
+ * bound (pci lane). What the part executes (NOP, WRITE, FILL, COPY, CALL)
+ * must give the bytes the ISA says, across the part's memory layout (host
+ * pages, HBM stacks and their boundary); what it does not execute must
+ * fail with UNSUPPORTED at that command, and an address outside the
+ * context must fault without writing anything.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <xf86drm.h>
+
+#include "kselftest_harness.h"
+#include "trn_accel.h"
+#include "trnhal.h"
+
+#define WAIT_NS		(30LL * 1000 * 1000 * 1000)
+#define MIB		(1024 * 1024ULL)
+/* The model's HBM: 4 stacks of 64 MiB, 16 MiB of each the firmware's. */
+#define STACK_USABLE	(48 * MIB)
+
+/*
+ * One QMP command to the guest's QEMU (tests/pci-lane/qmp, from the
+ * repository root): the model's fault knobs and hot unplug. The model's
+ * parts are /machine/peripheral/trnN, in TRN_PCI_DEVICES's order.
+ */
+static int qmp(const char *fmt, ...)
+{
+	char json[512], cmd[700];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(json, sizeof(json), fmt, ap);
+	va_end(ap);
+	snprintf(cmd, sizeof(cmd), "tests/pci-lane/qmp '%s' >/dev/null", json);
+	st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static int knob(const char *part, const char *name, const char *value)
+{
+	return qmp("{\"execute\": \"qom-set\", \"arguments\": "
+		   "{\"path\": \"/machine/peripheral/%s\", \"property\": "
+		   "\"%s\", \"value\": %s}}", part, name, value);
+}
+
+/* The first trn device of this generation and PCI device id, or -1. */
+static int find_part(uint32_t generation, uint32_t device_id)
+{
+	unsigned int minors[16];
+	size_t count = 0, i;
+
+	if (trn_device_list(minors, 16, &count))
+		return -1;
+	for (i = 0; i < count && i < 16; i++) {
+		struct trn_device_info info;
+		trn_device_t *dev;
+		int gen = -1;
+
+		if (trn_device_open(minors[i], &dev))
+			continue;
+		if (!trn_device_info(dev, &info) &&
+		    info.device_id == device_id)
+			gen = info.generation;
+		trn_device_close(dev);
+		if (gen == (int)generation)
+			return minors[i];
+	}
+	return -1;
+}
+
+static int find_trn2(void)
+{
+	return find_part(TRN_GEN_TRN2, 0x7364);
+}
+
+FIXTURE(part)
+{
+	trn_device_t *dev;
+	struct trn_device_info info;
+	trn_queue_t *q;
+	trn_cmdbuf_t *cb;
+	trn_bo_t *host_a, *host_b;	/* 2 MiB each, CPU-mapped */
+	uint8_t *a, *b;
+};
+
+FIXTURE_SETUP(part)
+{
+	int minor = find_trn2();
+	void *p;
+
+	self->dev = NULL;
+	ASSERT_LE(0, minor) TH_LOG("no Trn2 part is bound to trn_pci");
+	ASSERT_EQ(0, trn_device_open(minor, &self->dev));
+	ASSERT_EQ(0, trn_device_info(self->dev, &self->info));
+	ASSERT_EQ(0, trn_queue_create(self->dev, 0, TRN_PRIORITY_NORMAL,
+				      &self->q));
+	ASSERT_EQ(0, trn_cmdbuf_create(self->dev, 1 << 20, &self->cb));
+	ASSERT_EQ(0, trn_bo_create(self->dev, 2 * MIB, TRN_PLACEMENT_HOST, 0,
+				   0, &self->host_a));
+	ASSERT_EQ(0, trn_bo_create(self->dev, 2 * MIB, TRN_PLACEMENT_HOST, 0,
+				   0, &self->host_b));
+	ASSERT_EQ(0, trn_bo_map(self->host_a, &p));
+	self->a = p;
+	ASSERT_EQ(0, trn_bo_map(self->host_b, &p));
+	self->b = p;
+}
+
+FIXTURE_TEARDOWN(part)
+{
+	if (!self->dev)
+		return;
+	trn_bo_free(self->host_a);
+	trn_bo_free(self->host_b);
+	trn_cmdbuf_destroy(self->cb);
+	trn_queue_destroy(self->q);
+	trn_device_close(self->dev);
+}
+
+/* Run what the command buffer holds on @q; the fence's status. */
+static int run_on(FIXTURE_DATA(part) *self, trn_queue_t *q, trn_bo_t **bos,
+		  uint32_t nbos)
+{
+	trn_bo_t *all[8];
+	struct trn_job job = {
+		.cmd_va = trn_cmdbuf_va(self->cb),
+		.cmd_size = (uint32_t)trn_cmdbuf_size(self->cb),
+		.bos = all,
+		.bo_count = nbos + 1,
+	};
+	struct trn_fence f;
+	uint32_t i;
+	int ret;
+
+	all[0] = trn_cmdbuf_bo(self->cb);
+	for (i = 0; i < nbos; i++)
+		all[i + 1] = bos[i];
+	ret = trn_submit(q, &job, &f);
+	if (ret)
+		return ret;
+	ret = trn_fence_wait(&f, trn_now_ns() + WAIT_NS);
+	if (ret)
+		return ret;
+	return trn_fence_status(&f);
+}
+
+static int run(FIXTURE_DATA(part) *self, trn_bo_t **bos, uint32_t nbos)
+{
+	return run_on(self, self->q, bos, nbos);
+}
+
+static void pattern(uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7 + (i >> 9));
+}
+
+TEST_F(part, identity)
+{
+	EXPECT_EQ(TRN_GEN_TRN2, self->info.generation);
+	EXPECT_EQ(0x7364, self->info.device_id);
+	EXPECT_EQ(8, self->info.num_cores);
+	EXPECT_EQ(4, self->info.queues_per_core);
+	EXPECT_EQ(4 * STACK_USABLE, self->info.hbm_size);
+	/* Not simulated, and none of the NeuronCore engines' opcodes. */
+	EXPECT_EQ(TRN_CAP_HBM_CPU_VISIBLE, self->info.capabilities);
+	EXPECT_EQ(4, self->info.uapi_minor);
+}
+
+/* Host to HBM to host, 1 MiB: many descriptors, page-split host side. */
+TEST_F(part, copy_host_hbm_host)
+{
+	trn_bo_t *hbm, *bos[3];
+
+	ASSERT_EQ(0, trn_bo_create(self->dev, 2 * MIB, TRN_PLACEMENT_HBM, 0, 0,
+				   &hbm));
+	pattern(self->a, MIB, 3);
+	memset(self->b, 0, MIB);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(hbm) + 4096 + 12,
+				  trn_bo_va(self->host_a), MIB));
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(hbm) + 4096 + 12, MIB));
+	bos[0] = hbm;
+	bos[1] = self->host_a;
+	bos[2] = self->host_b;
+	EXPECT_EQ(0, run(self, bos, 3));
+	EXPECT_EQ(0, memcmp(self->a, self->b, MIB));
+	trn_bo_free(hbm);
+}
+
+/* 2D: rows of 300 bytes at different pitches on both sides. */
+TEST_F(part, copy_2d)
+{
+	trn_bo_t *bos[2] = { self->host_a, self->host_b };
+	size_t r, c, errors = 0;
+
+	pattern(self->a, 64 * 1024, 9);
+	memset(self->b, 0xee, 64 * 1024);
+	ASSERT_EQ(0, trn_cmd_copy2d(self->cb, trn_bo_va(self->host_b) + 8, 512,
+				    trn_bo_va(self->host_a) + 4, 1000, 300,
+				    40));
+	EXPECT_EQ(0, run(self, bos, 2));
+	for (r = 0; r < 40; r++)
+		for (c = 0; c < 512; c++) {
+			uint8_t want = c < 300 ? self->a[4 + r * 1000 + c] :
+						 0xee;
+
+			errors += self->b[8 + r * 512 + c] != want;
+		}
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0xee, self->b[0]);
+}
+
+/* FILL with two patterns in one job (the staged pattern changes). */
+TEST_F(part, fill_two_patterns)
+{
+	trn_bo_t *bos[1] = { self->host_a };
+	uint32_t *w = (uint32_t *)self->a;
+	size_t i, errors = 0;
+
+	memset(self->a, 0, MIB);
+	ASSERT_EQ(0, trn_cmd_fill(self->cb, trn_bo_va(self->host_a),
+				  0x11223344, 300 * 1024));
+	ASSERT_EQ(0, trn_cmd_fill(self->cb, trn_bo_va(self->host_a) + 4096,
+				  0xa5a5f00d, 8));
+	EXPECT_EQ(0, run(self, bos, 1));
+	for (i = 0; i < 300 * 256; i++) {
+		uint32_t want = i == 1024 || i == 1025 ? 0xa5a5f00d :
+							 0x11223344;
+
+		errors += w[i] != want;
+	}
+	EXPECT_EQ(0, errors);
+	EXPECT_EQ(0, w[300 * 256]);
+}
+
+/* More WRITEs in one job than the processor stages at once. */
+TEST_F(part, many_writes)
+{
+	trn_bo_t *bos[1] = { self->host_a };
+	uint64_t *w64 = (uint64_t *)self->a;
+	uint32_t *w32 = (uint32_t *)(self->a + 8192);
+	unsigned int i, errors = 0;
+
+	memset(self->a, 0, 16384);
+	for (i = 0; i < 700; i++) {
+		ASSERT_EQ(0, trn_cmd_write64(self->cb,
+					     trn_bo_va(self->host_a) + i * 8,
+					     0x0123456700000000ULL + i));
+		ASSERT_EQ(0, trn_cmd_write32(self->cb,
+					     trn_bo_va(self->host_a) + 8192 +
+					     i * 4, 0xc0de0000 + i));
+	}
+	EXPECT_EQ(0, run(self, bos, 1));
+	for (i = 0; i < 700; i++)
+		errors += w64[i] != 0x0123456700000000ULL + i ||
+			  w32[i] != 0xc0de0000 + i;
+	EXPECT_EQ(0, errors);
+}
+
+/* CALL runs a second-level buffer, then returns. */
+TEST_F(part, call)
+{
+	trn_bo_t *bos[2] = { self->host_a, NULL };
+	trn_cmdbuf_t *sub;
+	uint32_t *w = (uint32_t *)self->a;
+
+	ASSERT_EQ(0, trn_cmdbuf_create(self->dev, 0, &sub));
+	bos[1] = trn_cmdbuf_bo(sub);
+	memset(self->a, 0, 64);
+	ASSERT_EQ(0, trn_cmd_write32(sub, trn_bo_va(self->host_a) + 4, 2));
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, trn_bo_va(self->host_a), 1));
+	ASSERT_EQ(0, trn_cmd_call(self->cb, trn_cmdbuf_va(sub),
+				  trn_cmdbuf_size(sub)));
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, trn_bo_va(self->host_a) + 8, 3));
+	EXPECT_EQ(0, run(self, bos, 2));
+	EXPECT_EQ(1, w[0]);
+	EXPECT_EQ(2, w[1]);
+	EXPECT_EQ(3, w[2]);
+	trn_cmdbuf_destroy(sub);
+}
+
+/*
+ * Each opcode without its capability bit fails the job at that command
+ * with UNSUPPORTED (-EOPNOTSUPP); what ran before it stays done.
+ */
+TEST_F(part, unsupported_opcodes)
+{
+	trn_bo_t *bos[1] = { self->host_a };
+	uint64_t va = trn_bo_va(self->host_a);
+	struct trn_matmul mm = { .m = 1, .n = 1, .k = 1, .a = va, .lda = 4,
+				 .b = va, .ldb = 4, .c = va + 64, .ldc = 4 };
+	struct trn_queue_status st;
+	uint32_t *w = (uint32_t *)self->a;
+	unsigned int op;
+
+	for (op = 0; op < 6; op++) {
+		trn_cmdbuf_reset(self->cb);
+		memset(self->a, 0, 128);
+		ASSERT_EQ(0, trn_cmd_write32(self->cb, va + 32, 7));
+		switch (op) {
+		case 0: ASSERT_EQ(0, trn_cmd_timestamp(self->cb, va)); break;
+		case 1: ASSERT_EQ(0, trn_cmd_sem_signal(self->cb, 0, 1)); break;
+		case 2: ASSERT_EQ(0, trn_cmd_matmul(self->cb, &mm)); break;
+		case 3:
+			ASSERT_EQ(0, trn_cmd_unary(self->cb, TRN_UNARY_RELU, 0,
+						   1, 1, va, 4, va + 16, 4));
+			break;
+		case 4:
+			ASSERT_EQ(0, trn_cmd_binary(self->cb, TRN_BINARY_ADD,
+						    0, 1, 1, va, 4, va, 4, va,
+						    4));
+			break;
+		case 5:
+			ASSERT_EQ(0, trn_cmd_reduce(self->cb, TRN_REDUCE_SUM,
+						    1, 1, va, va + 16, 4));
+			break;
+		}
+		ASSERT_EQ(0, trn_cmd_write32(self->cb, va + 36, 8));
+		EXPECT_EQ(-EOPNOTSUPP, run(self, bos, 1)) TH_LOG("op %u", op);
+		ASSERT_EQ(0, trn_queue_status(self->q, &st));
+		EXPECT_EQ(TRN_STATUS_UNSUPPORTED, st.status);
+		/* After the 24-byte WRITE. */
+		EXPECT_EQ(24, st.error_offset);
+		EXPECT_EQ(trn_cmdbuf_va(self->cb) + 24, st.error_cmd_va);
+		EXPECT_EQ(7, w[8]);
+		EXPECT_EQ(0, w[9]);
+		EXPECT_EQ(0, w[0]);
+	}
+}
+
+/*
+ * An address outside the context faults, with its address reported, and
+ * the faulting command writes nothing; a copy running past the end of a
+ * buffer faults at the first byte after it.
+ */
+TEST_F(part, mmu_fault)
+{
+	trn_bo_t *bos[1] = { self->host_a };
+	uint64_t va = trn_bo_va(self->host_a);
+	struct trn_queue_status st;
+	uint32_t *w = (uint32_t *)self->a;
+
+	uint64_t top = self->info.va_start + self->info.va_size - 4096;
+
+	memset(self->a, 0, 2 * MIB);
+	/* Never mapped: the top page of the range. */
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, va, 5));
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, va + 64, top, 64));
+	EXPECT_EQ(-EFAULT, run(self, bos, 1));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(TRN_STATUS_MMU_FAULT, st.status);
+	EXPECT_EQ(top, st.fault_va);
+	EXPECT_EQ(24, st.error_offset);
+	EXPECT_EQ(5, w[0]);
+
+	/* Past the end: a fill of the last 4 KiB plus 4 bytes writes nothing. */
+	trn_cmdbuf_reset(self->cb);
+	ASSERT_EQ(0, trn_cmd_fill(self->cb, va + 2 * MIB - 4096, 0x55555555,
+				  4096 + 4));
+	EXPECT_EQ(-EFAULT, run(self, bos, 1));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(va + 2 * MIB, st.fault_va);
+	EXPECT_EQ(0, w[(2 * MIB - 4096) / 4]);
+	EXPECT_EQ(0, w[(2 * MIB - 4) / 4]);
+}
+
+/*
+ * Isolation without a device MMU: an address that is a buffer in another
+ * context (another open of the device) is unmapped in this one; a job of
+ * this context that names it faults and the other context's memory keeps
+ * its bytes.
+ */
+TEST_F(part, other_context_unreachable)
+{
+	struct drm_trn_bo_create bc[3];
+	struct drm_trn_bo_info bi = { 0 };
+	trn_bo_t *bos[1] = { self->host_a };
+	struct trn_queue_status st;
+	uint8_t *other;
+	char node[64];
+	int fd, i;
+
+	snprintf(node, sizeof(node), "/dev/accel/accel%u", self->info.minor);
+	fd = open(node, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	/* Its third buffer lies beyond everything this context has mapped. */
+	for (i = 0; i < 3; i++) {
+		memset(&bc[i], 0, sizeof(bc[i]));
+		bc[i].size = 16 * MIB;
+		bc[i].placement = DRM_TRN_PLACEMENT_HOST;
+		ASSERT_EQ(0, drmIoctl(fd, DRM_IOCTL_TRN_BO_CREATE, &bc[i]));
+	}
+	ASSERT_LT(trn_bo_va(self->host_b) + 2 * MIB, bc[2].va);
+	bi.handle = bc[2].handle;
+	ASSERT_EQ(0, drmIoctl(fd, DRM_IOCTL_TRN_BO_INFO, &bi));
+	other = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		     (off_t)bi.mmap_offset);
+	ASSERT_NE(MAP_FAILED, other);
+	memset(other, 0x77, 4096);
+
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, bc[2].va, 0));
+	EXPECT_EQ(-EFAULT, run(self, bos, 1));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(bc[2].va, st.fault_va);
+	trn_cmdbuf_reset(self->cb);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_a), bc[2].va,
+				  64));
+	EXPECT_EQ(-EFAULT, run(self, bos, 1));
+	EXPECT_EQ(0x77, other[0]);
+	EXPECT_EQ(0x77, other[4095]);
+	munmap(other, 4096);
+	close(fd);
+}
+
+/* A read-only buffer can be read, not written. */
+TEST_F(part, read_only_buffer)
+{
+	trn_bo_t *ro, *bos[2];
+	struct trn_queue_status st;
+	void *p;
+
+	ASSERT_EQ(0, trn_bo_create(self->dev, 4096, TRN_PLACEMENT_HOST,
+				   TRN_BO_DEVICE_READ_ONLY, 0, &ro));
+	ASSERT_EQ(0, trn_bo_map(ro, &p));
+	memset(p, 0x3c, 4096);
+	memset(self->a, 0, 4096);
+	bos[0] = ro;
+	bos[1] = self->host_a;
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_a),
+				  trn_bo_va(ro), 4096));
+	EXPECT_EQ(0, run(self, bos, 2));
+	EXPECT_EQ(0x3c, self->a[4095]);
+	trn_cmdbuf_reset(self->cb);
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, trn_bo_va(ro), 1));
+	EXPECT_EQ(-EFAULT, run(self, bos, 2));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(trn_bo_va(ro), st.fault_va);
+	EXPECT_EQ(0x3c, ((uint8_t *)p)[0]);
+	trn_bo_free(ro);
+}
+
+/*
+ * Device memory across the boundary of two HBM stacks: what the CPU
+ * writes through its BAR4 mapping, the engines read, and the other way
+ * round, on both sides of the boundary.
+ */
+TEST_F(part, hbm_across_stacks)
+{
+	trn_bo_t *first, *span, *bos[3];
+	uint8_t *cpu;
+	uint64_t off;
+	void *p;
+	size_t i, errors = 0;
+
+	/* 40 MiB, then 16 MiB: the second crosses 48 MiB into stack 1. */
+	ASSERT_EQ(0, trn_bo_create(self->dev, 40 * MIB, TRN_PLACEMENT_HBM, 0,
+				   0, &first));
+	ASSERT_EQ(0, trn_bo_create(self->dev, 16 * MIB, TRN_PLACEMENT_HBM, 0,
+				   0, &span));
+	ASSERT_EQ(0, trn_bo_map(span, &p));
+	cpu = p;
+	/* 1 MiB around the boundary, wherever the allocator put it. */
+	off = 8 * MIB - MIB / 2;
+	pattern(self->a, MIB, 77);
+	bos[0] = span;
+	bos[1] = self->host_a;
+	bos[2] = self->host_b;
+	for (i = 0; i < MIB; i++)
+		cpu[off + i] = self->a[i];
+	memset(self->b, 0, MIB);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(span) + off, MIB));
+	EXPECT_EQ(0, run(self, bos, 3));
+	EXPECT_EQ(0, memcmp(self->a, self->b, MIB));
+
+	pattern(self->a, MIB, 5);
+	trn_cmdbuf_reset(self->cb);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(span) + off,
+				  trn_bo_va(self->host_a), MIB));
+	EXPECT_EQ(0, run(self, bos, 3));
+	for (i = 0; i < MIB; i++)
+		errors += cpu[off + i] != self->a[i];
+	EXPECT_EQ(0, errors);
+	trn_bo_free(span);
+	trn_bo_free(first);
+}
+
+/* Freed device memory is zero when it is handed out again. */
+TEST_F(part, hbm_cleared)
+{
+	trn_bo_t *hbm, *bos[2];
+	size_t i, nonzero = 0;
+
+	ASSERT_EQ(0, trn_bo_create(self->dev, MIB, TRN_PLACEMENT_HBM, 0, 0,
+				   &hbm));
+	ASSERT_EQ(0, trn_cmd_fill(self->cb, trn_bo_va(hbm), 0xffffffff, MIB));
+	bos[0] = hbm;
+	EXPECT_EQ(0, run(self, bos, 1));
+	trn_bo_free(hbm);
+
+	ASSERT_EQ(0, trn_bo_create(self->dev, MIB, TRN_PLACEMENT_HBM, 0, 0,
+				   &hbm));
+	memset(self->a, 0xaa, MIB);
+	trn_cmdbuf_reset(self->cb);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_a),
+				  trn_bo_va(hbm), MIB));
+	bos[0] = hbm;
+	bos[1] = self->host_a;
+	EXPECT_EQ(0, run(self, bos, 2));
+	for (i = 0; i < MIB; i++)
+		nonzero += self->a[i] != 0;
+	EXPECT_EQ(0, nonzero);
+	trn_bo_free(hbm);
+}
+
+/* Rings of different cores run at once, each on its own UDMA queue. */
+TEST_F(part, queues_in_parallel)
+{
+	trn_queue_t *qs[4];
+	trn_cmdbuf_t *cbs[4];
+	struct trn_fence f[4];
+	trn_bo_t *bos[3];
+	unsigned int i;
+
+	pattern(self->a, 2 * MIB, 1);
+	memset(self->b, 0, 2 * MIB);
+	for (i = 0; i < 4; i++) {
+		struct trn_job job = { 0 };
+
+		ASSERT_EQ(0, trn_queue_create(self->dev, i * 2 + 1,
+					      TRN_PRIORITY_NORMAL, &qs[i]));
+		ASSERT_EQ(0, trn_cmdbuf_create(self->dev, 0, &cbs[i]));
+		ASSERT_EQ(0, trn_cmd_copy(cbs[i],
+					  trn_bo_va(self->host_b) + i * MIB / 2,
+					  trn_bo_va(self->host_a) + i * MIB / 2,
+					  MIB / 2));
+		bos[0] = self->host_a;
+		bos[1] = self->host_b;
+		bos[2] = trn_cmdbuf_bo(cbs[i]);
+		job.cmd_va = trn_cmdbuf_va(cbs[i]);
+		job.cmd_size = (uint32_t)trn_cmdbuf_size(cbs[i]);
+		job.bos = bos;
+		job.bo_count = 3;
+		ASSERT_EQ(0, trn_submit(qs[i], &job, &f[i]));
+	}
+	for (i = 0; i < 4; i++) {
+		EXPECT_EQ(0, trn_fence_wait(&f[i], trn_now_ns() + WAIT_NS));
+		EXPECT_EQ(0, trn_fence_status(&f[i]));
+	}
+	EXPECT_EQ(0, memcmp(self->a, self->b, 2 * MIB));
+	for (i = 0; i < 4; i++) {
+		trn_cmdbuf_destroy(cbs[i]);
+		trn_queue_destroy(qs[i]);
+	}
+}
+
+/*
+ * A job that runs past the timeout (a copy of 2^40 rows) is stopped by the
+ * ring reset: -ETIMEDOUT, its context banned; a queue created afterwards
+ * runs, on the same ring's UDMA queue.
+ */
+TEST_F(part, hang_is_reset)
+{
+	trn_bo_t *bos[1] = { self->host_a };
+	struct trn_queue_status st;
+	trn_queue_t *q2;
+	uint32_t *w = (uint32_t *)self->a;
+	int64_t start;
+
+	ASSERT_EQ(0, trn_cmd_copy2d(self->cb, trn_bo_va(self->host_a), 0,
+				    trn_bo_va(self->host_a) + 64, 0, 4,
+				    1ULL << 40));
+	start = trn_now_ns();
+	EXPECT_EQ(-ETIMEDOUT, run(self, bos, 1));
+	/* Stopped by the timeout, not before it. */
+	EXPECT_LE((int64_t)self->info.job_timeout_ms * 1000000,
+		  trn_now_ns() - start);
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(TRN_STATUS_TIMEOUT, st.status);
+	EXPECT_TRUE(st.state & TRN_QUEUE_GUILTY);
+	EXPECT_TRUE(st.state & TRN_QUEUE_BANNED);
+
+	ASSERT_EQ(0, trn_queue_create(self->dev, 0, TRN_PRIORITY_NORMAL, &q2));
+	trn_cmdbuf_reset(self->cb);
+	w[0] = 0;
+	ASSERT_EQ(0, trn_cmd_write32(self->cb, trn_bo_va(self->host_a), 99));
+	EXPECT_EQ(0, run_on(self, q2, bos, 1));
+	EXPECT_EQ(99, w[0]);
+	trn_queue_destroy(q2);
+}
+
+/*
+ * A DMA error (the model's one-shot knob) fails the job with
+ * DEVICE_ERROR, -EIO; the ring's UDMA queue is reset and the next job on
+ * the same queue runs.
+ */
+TEST_F(part, dma_error)
+{
+	trn_bo_t *bos[2] = { self->host_a, self->host_b };
+	struct trn_queue_status st;
+
+	pattern(self->a, 8192, 11);
+	memset(self->b, 0, 8192);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(self->host_a), 8192));
+	ASSERT_EQ(0, knob("trn0", "dma-error", "true"));
+	EXPECT_EQ(-EIO, run(self, bos, 2));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(TRN_STATUS_DEVICE_ERROR, st.status);
+	EXPECT_EQ(0, st.error_offset);
+	EXPECT_EQ(0, run(self, bos, 2));
+	EXPECT_EQ(0, memcmp(self->a, self->b, 8192));
+}
+
+/*
+ * An engine that stops making progress (the model's stuck-engine knob,
+ * the engine of NeuronCore 7: SENG group 3, engine 1) is recovered by the
+ * timeout: -ETIMEDOUT, and once the engine moves again a new queue of the
+ * core runs.
+ */
+TEST_F(part, stuck_engine)
+{
+	trn_bo_t *bos[2] = { self->host_a, self->host_b };
+	struct trn_queue_status st;
+	trn_queue_t *q7, *again;
+
+	pattern(self->a, 4096, 2);
+	memset(self->b, 0, 4096);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(self->host_a), 4096));
+	ASSERT_EQ(0, trn_queue_create(self->dev, 7, TRN_PRIORITY_NORMAL, &q7));
+	ASSERT_EQ(0, knob("trn0", "stuck-engine", "97"));
+	EXPECT_EQ(-ETIMEDOUT, run_on(self, q7, bos, 2));
+	ASSERT_EQ(0, knob("trn0", "stuck-engine", "4294967295"));
+	ASSERT_EQ(0, trn_queue_status(q7, &st));
+	EXPECT_EQ(TRN_STATUS_TIMEOUT, st.status);
+	EXPECT_EQ(0, self->b[0]);
+	ASSERT_EQ(0, trn_queue_create(self->dev, 7, TRN_PRIORITY_NORMAL,
+				      &again));
+	EXPECT_EQ(0, run_on(self, again, bos, 2));
+	EXPECT_EQ(0, memcmp(self->a, self->b, 4096));
+	trn_queue_destroy(again);
+	trn_queue_destroy(q7);
+}
+
+/* Copies until the part goes; what each job ended with. */
+struct load {
+	trn_device_t *dev;
+	trn_queue_t *q;
+	trn_cmdbuf_t *cb;
+	trn_bo_t *src, *dst;
+	uint8_t *s, *d;
+	volatile int stop;
+	unsigned int ok, gone, wrong, other;
+	int last;
+};
+
+static void *load_run(void *arg)
+{
+	struct load *l = arg;
+	trn_bo_t *bos[3] = { l->src, l->dst, trn_cmdbuf_bo(l->cb) };
+	struct trn_job job = {
+		.cmd_va = trn_cmdbuf_va(l->cb),
+		.cmd_size = (uint32_t)trn_cmdbuf_size(l->cb),
+		.bos = bos,
+		.bo_count = 3,
+	};
+	struct trn_fence f;
+	int ret;
+
+	while (!l->stop) {
+		memset(l->d, 0, 256 * 1024);
+		ret = trn_submit(l->q, &job, &f);
+		if (!ret)
+			ret = trn_fence_wait(&f, trn_now_ns() + WAIT_NS);
+		if (!ret)
+			ret = trn_fence_status(&f);
+		l->last = ret;
+		if (!ret) {
+			l->ok++;
+			l->wrong += memcmp(l->s, l->d, 256 * 1024) != 0;
+		} else if (ret == -ENODEV) {
+			l->gone++;
+			break;
+		} else {
+			l->other++;
+			break;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * Surprise removal of the Trn3 (QEMU's part trn1) under load: the model
+ * stops answering (knob "removed"), then QEMU unplugs it (device_del).
+ * Every job that finished before has the right bytes, the ones after fail
+ * with -ENODEV, nothing hangs, and the device's handle answers -ENODEV.
+ * The part does not come back; the other tests use the Trn2.
+ */
+TEST(surprise_removal_under_load)
+{
+	struct trn_device_info info;
+	char sysdev[128];
+	struct load l = { 0 };
+	pthread_t t;
+	struct stat sb;
+	void *p;
+	int minor, i;
+
+	minor = find_part(TRN_GEN_TRN3, 0x7564);
+	ASSERT_LE(0, minor) TH_LOG("no Trn3 (1d0f:7564) bound to trn_pci");
+	snprintf(sysdev, sizeof(sysdev), "/sys/class/accel/accel%d/device",
+		 minor);
+	ASSERT_EQ(0, trn_device_open((unsigned int)minor, &l.dev));
+	ASSERT_EQ(0, trn_queue_create(l.dev, 2, TRN_PRIORITY_NORMAL, &l.q));
+	ASSERT_EQ(0, trn_cmdbuf_create(l.dev, 0, &l.cb));
+	ASSERT_EQ(0, trn_bo_create(l.dev, 256 * 1024, TRN_PLACEMENT_HOST, 0, 0,
+				   &l.src));
+	ASSERT_EQ(0, trn_bo_create(l.dev, 256 * 1024, TRN_PLACEMENT_HOST, 0, 0,
+				   &l.dst));
+	ASSERT_EQ(0, trn_bo_map(l.src, &p));
+	l.s = p;
+	ASSERT_EQ(0, trn_bo_map(l.dst, &p));
+	l.d = p;
+	pattern(l.s, 256 * 1024, 42);
+	ASSERT_EQ(0, trn_cmd_copy(l.cb, trn_bo_va(l.dst), trn_bo_va(l.src),
+				  256 * 1024));
+	ASSERT_EQ(0, pthread_create(&t, NULL, load_run, &l));
+	/* Some jobs first, whatever the machine's speed. */
+	for (i = 0; i < 2000 && l.ok < 5; i++)
+		usleep(10000);
+	EXPECT_LE(5, l.ok);
+	ASSERT_EQ(0, knob("trn1", "removed", "true"));
+	ASSERT_EQ(0, qmp("{\"execute\": \"device_del\", \"arguments\": "
+			 "{\"id\": \"trn1\"}}"));
+	/* pciehp takes 5 s from the attention button to removing it. */
+	for (i = 0; i < 600 && stat(sysdev, &sb) == 0; i++)
+		usleep(100000);
+	EXPECT_NE(0, stat(sysdev, &sb)) TH_LOG("the part is still there");
+	l.stop = 1;
+	pthread_join(t, NULL);
+	EXPECT_EQ(0, l.wrong);
+	EXPECT_EQ(0, l.other) TH_LOG("a job ended with %d", l.last);
+	EXPECT_EQ(1, l.gone);
+	EXPECT_EQ(-ENODEV, trn_device_info(l.dev, &info));
+	trn_bo_free(l.src);
+	trn_bo_free(l.dst);
+	trn_cmdbuf_destroy(l.cb);
+	trn_queue_destroy(l.q);
+	trn_device_close(l.dev);
+}
+
+TEST_HARNESS_MAIN
