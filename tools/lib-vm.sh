@@ -40,7 +40,7 @@ TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
 # Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
 # /run: the guest sees the host's tree except those (tmpfs there).
 TRN_WORK=${TRN_WORK:-$TRN_BUILD}
-TRN_LANES="6.12 6.12-swiotlb 6.12-iommu pci newest debug dmem"
+TRN_LANES="6.12 6.12-swiotlb 6.12-iommu pci newest debug pci-debug dmem"
 # Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
 TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
 # (Whether TRN_VM_MEM was set: the swiotlb lane has its own default.)
@@ -99,15 +99,17 @@ trn_unlock() {
 }
 
 trn_lane_valid() {
-	case "$1" in 6.12 | 6.12-swiotlb | 6.12-iommu | pci | newest | debug | dmem) return 0 ;; esac
+	case "$1" in 6.12 | 6.12-swiotlb | 6.12-iommu | pci | newest | debug | pci-debug | dmem) return 0 ;; esac
 	trn_die "unknown lane '$1' (lanes: $TRN_LANES)"
 }
 
 # The lane whose kernel, initramfs and module build LANE uses: 6.12 for its
-# variants, which differ only in how the guest boots; else LANE itself.
+# variants and debug for pci-debug, which differ only in how the guest
+# boots; else LANE itself.
 trn_lane_base() {
 	case "$1" in
 	6.12-swiotlb | 6.12-iommu | pci) echo 6.12 ;;
+	pci-debug) echo debug ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -489,7 +491,7 @@ trn_lane_kver() {
 	case "$(trn_lane_base "$1")" in
 	6.12) trn_612_kver ;;
 	newest) trn_newest_kver ;;
-	debug | dmem) trn_built_kver "$1" ;;
+	debug | dmem) trn_built_kver "$(trn_lane_base "$1")" ;;
 	esac
 }
 
@@ -605,7 +607,7 @@ trn_lane_build() {
 			make -C /trn-build KDIR="$kdir" "$@" >"$log" 2>&1
 		;;
 	debug | dmem)
-		kdir=$(trn_built_kdir "$lane")
+		kdir=$(trn_built_kdir "$(trn_lane_base "$lane")")
 		make -C "$d" KDIR="$kdir" "$@" >"$log" 2>&1
 		;;
 	esac || {
@@ -742,7 +744,7 @@ trn_lane_prepare() {
 	trn_lock
 	trn_lane_kernel "$1"
 	trn_lane_initramfs "$1" >/dev/null
-	[ "$1" != pci ] || trn_qemu_pci >/dev/null
+	! trn_lane_pci "$1" || trn_qemu_pci >/dev/null
 	trn_unlock
 }
 
@@ -776,6 +778,10 @@ TRN_IOMMU_QEMU="-machine q35 -device intel-iommu"
 TRN_IOMMU_VIRTIO=",disable-legacy=on,iommu_platform=on"
 
 # ------------------------------------------------------------- pci lane
+
+# Whether LANE boots on the modelled parts: pci (6.12's kernel) and
+# pci-debug (the debug kernel: lockdep, KASAN, kmemleak on trn_pci).
+trn_lane_pci() { case "$1" in pci | pci-debug) return 0 ;; esac; return 1; }
 
 # pci: the 6.12 kernel on q35 with a model of a Trainium2 part
 # (tests/pci-lane/trn_part.c) behind a PCIe root port, in a QEMU built here
@@ -831,10 +837,13 @@ _trn_lane_boot() {
 	_trn_boot_virtio=""
 	_trn_boot_bin=qemu-system-x86_64
 	case "$1" in
-	pci)
+	pci | pci-debug)
+		[ "$1" = pci ] || _trn_boot_cmdline=$TRN_DEBUG_CMDLINE
 		_trn_boot_bin=$TRN_CACHE/qemu/qemu-system-x86_64
 		[ -x "$_trn_boot_bin" ] || trn_die "[pci] no $_trn_boot_bin (trn_lane_prepare pci builds it)"
-		_trn_boot_qemu="-machine q35"
+		# Native PCIe hot plug (pciehp), as on a host's PCIe slots, not
+		# QEMU's ACPI hot plug of root ports (its default since 6.1).
+		_trn_boot_qemu="-machine q35 -global ICH9-LPC.acpi-pci-hotplug-with-bridge-support=off"
 		i=0
 		for p in $TRN_PCI_DEVICES; do
 			_trn_boot_qemu="$_trn_boot_qemu -device pcie-root-port,id=trnrp$i,chassis=$((i + 1)),slot=$((i + 1))"
@@ -1046,7 +1055,7 @@ _trn_vm_boot() {
 	v=$_trn_boot_virtio
 	# The pci lane's tests reach QEMU's monitor (the model's fault knobs,
 	# hot unplug) through files in their share: tests/pci-lane/qmp.
-	if [ "$lane" = pci ]; then
+	if trn_lane_pci "$lane"; then
 		qmp=$(mktemp -d /tmp/trn-qmp.XXXXXX)
 		rm -rf "$out/qmp"
 		mkdir -p "$out/qmp"
