@@ -338,7 +338,12 @@ int trn_pci_read(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
 			if (!trn_pci_seek(cur, off))
 				return -EFAULT;
 			in_sg = cur->sg->offset + off - cur->start;
-			page = nth_page(sg_page(cur->sg), in_sg >> PAGE_SHIFT);
+			/*
+			 * By frame number: a segment's struct pages need not
+			 * be contiguous (and nth_page() is gone from 7.x).
+			 */
+			page = pfn_to_page(page_to_pfn(sg_page(cur->sg)) +
+					   (in_sg >> PAGE_SHIFT));
 			n = min_t(u64, len, PAGE_SIZE - offset_in_page(in_sg));
 			n = min_t(u64, n, cur->sg->length -
 					  (off - cur->start));
