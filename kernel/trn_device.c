@@ -89,6 +89,7 @@ struct trn_device *trn_device_register(struct device *parent,
 	atomic64_set(&tdev->host_pinned, 0);
 	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&tdev->imports);
+	INIT_LIST_HEAD(&tdev->dma_bos);
 	init_llist_head(&tdev->free_jobs);
 	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
 	/* Created with the node, before its uevent announces it. */
@@ -134,8 +135,10 @@ EXPORT_SYMBOL_GPL(trn_device_register);
  * Unplugs the DRM device: open files stay valid but every further ioctl on
  * them fails with -ENODEV, and CPU mappings of device memory are torn down
  * (touching them raises SIGBUS). Jobs on the hardware and queued ones fail
- * with -ENODEV. The memory goes when the last file is closed and the
- * backend's device is released.
+ * with -ENODEV. Host buffers keep their contents on ordinary pages, and no
+ * DMA mapping of the backend's device remains (trn_gem_unplug()). The
+ * memory goes when the last file is closed and the backend's device is
+ * released.
  */
 void trn_device_unregister(struct trn_device *tdev)
 {
@@ -145,6 +148,8 @@ void trn_device_unregister(struct trn_device *tdev)
 	trn_rings_stop(tdev);
 	if (tdev->ops->hw_fini)
 		tdev->ops->hw_fini(tdev);
+	/* Nothing of the backend's device may stay mapped past its driver. */
+	trn_gem_unplug(tdev);
 }
 EXPORT_SYMBOL_GPL(trn_device_unregister);
 

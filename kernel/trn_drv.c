@@ -280,3 +280,5 @@ module_exit(trn_exit);
 MODULE_DESCRIPTION("DRM accel driver for Trainium-class ML accelerators");
 MODULE_AUTHOR("The trn authors");
 MODULE_LICENSE("GPL");
+/* trn_gem_unplug() unmaps imported buffers itself. */
+MODULE_IMPORT_NS("DMA_BUF");

@@ -59,6 +59,9 @@ struct workqueue_struct;
  * @num_rings: entries of @rings
  * @next_ring: per NeuronCore, spreads new queues over its rings
  * @job_timeout_ms: how long a job may run before its ring is reset
+ * @reset_wq: ordered workqueue running every ring's timeout handler, so
+ *            that a device reset excludes the other rings' ring resets
+ * @wedged: a device reset failed: jobs fail with -EIO from now on
  * @stats: job counters, for sysfs
  * @free_jobs: jobs the scheduler is done with, for @free_work
  * @free_work: releases what those jobs held, outside the scheduler's
@@ -79,19 +82,28 @@ struct trn_device {
 
 	struct xarray contexts;
 
-	/* Protects imports. */
+	/*
+	 * Protects imports (buffers of other drivers, for reuse) and dma_bos
+	 * (host and user buffers): the buffers whose DMA side goes when the
+	 * device does (trn_gem_unplug()).
+	 */
 	struct mutex import_lock;
 	struct list_head imports;
+	struct list_head dma_bos;
 
 	struct trn_ring *rings;
 	u32 num_rings;
 	atomic_t *next_ring;
 	u32 job_timeout_ms;
+	/* Every ring's timeout handler, one at a time: see trn_device_reset(). */
+	struct workqueue_struct *reset_wq;
+	bool wedged;
 	struct {
 		atomic64_t submitted;
 		atomic64_t completed;
 		atomic64_t failed;
 		atomic64_t resets;
+		atomic64_t device_resets;
 		atomic64_t bans;
 	} stats;
 	struct llist_head free_jobs;
@@ -222,9 +234,9 @@ struct trn_ctx {
  *             cancelled
  * @entity: the scheduler entity; jobs run in the order it got them
  * @syncobj: timeline syncobj, point N signals with job N
- * @status_bo: host buffer holding @page
+ * @status_bo: host buffer holding the completion record userspace maps
+ *              (&struct drm_trn_queue_status_page)
  * @status_handle: its handle in the creating file
- * @page: the completion record userspace maps
  * @space: submitters waiting for room below the queue's depth
  * @release_work: destroys the entity once the last reference is gone
  * @submit_lock: protects @submitted and the @gc_* fields, and orders
@@ -235,7 +247,7 @@ struct trn_ctx {
  * @gc_first: index of the oldest of @gc_points
  * @gc_count: how many of @gc_points are held
  * @status_lock: protects @completed, @failed, @last_failure, @state and
- *               @resets, and the writes to @page
+ *               @resets, and orders the writes to the completion record
  * @completed: number of the latest job finished
  * @failed: jobs that failed
  * @last_failure: the latest failed job's outcome
@@ -253,7 +265,6 @@ struct trn_queue {
 	struct drm_syncobj *syncobj;
 	struct trn_bo *status_bo;
 	u32 status_handle;
-	struct drm_trn_queue_status_page *page;
 	wait_queue_head_t space;
 	struct work_struct release_work;
 
@@ -264,7 +275,7 @@ struct trn_queue {
 	u32 gc_first;
 	u32 gc_count;
 
-	/* Protects the fields below and the writes to page. */
+	/* Protects the fields below; orders the completion record's writes. */
 	spinlock_t status_lock;
 	u64 completed;
 	u64 failed;
@@ -418,21 +429,27 @@ struct trn_mapping {
  * @hbm: its device memory, for %DRM_TRN_PLACEMENT_HBM
  * @pages: its pinned pages, for host and userptr buffers
  * @page_dma: for host buffers, the device address of each of @pages (host
- *            memory comes from the DMA API and is never bounced)
+ *            memory comes from the DMA API and is never bounced), or
+ *            %DMA_MAPPING_ERROR for a page that replaced it at unplug
  * @sgt: its memory as the device reaches it, for host, userptr and
- *       imported buffers
+ *       imported buffers; NULL once the device is gone
  * @dma_dir: direction of that mapping
  * @dma_sync: the mapping needs explicit syncs (bounce buffers, a
- *            non-coherent device): trn_bo_dma_begin() and _end() do them
- * @sync_lock: protects @dev_users and orders the syncs
+ *            non-coherent device): trn_bo_dma_begin() and _end() do them;
+ *            cleared under @sync_lock when the mapping goes at unplug
+ * @sync_lock: protects @dev_users, @dma_sync once set, and the kernel's
+ *             writes to a completion record's page; orders the syncs
  * @dev_users: jobs that have handed the buffer to the device and not
  *             finished
- * @lock: protects @mappings and, until set, @usage
+ * @lock: protects @mappings and, until set, @usage; held by the CPU fault
+ *        handler of host buffers and while their pages are replaced
  * @mappings: &struct trn_mapping of every context that has a handle
  * @import_link: entry in &trn_device.imports, for imported buffers
+ * @dma_link: entry in &trn_device.dma_bos, for host and userptr buffers
  * @cpu_read_only: userspace may map it only read-only (queue completion
  *                 records, which the kernel writes)
  * @wc: its pages are write-combined in the kernel's map (x86)
+ * @in_host_pinned: its size counts in &trn_device.host_pinned
  */
 struct trn_bo {
 	struct drm_gem_object base;
@@ -458,8 +475,10 @@ struct trn_bo {
 	struct mutex lock;
 	struct list_head mappings;
 	struct list_head import_link;
+	struct list_head dma_link;
 	bool cpu_read_only;
 	bool wc;
+	bool in_host_pinned;
 };
 
 static inline struct trn_device *to_trn_device(struct drm_device *drm)
@@ -535,6 +554,7 @@ struct trn_bo *trn_bo_create_status(struct drm_file *file);
 struct trn_mapping *trn_bo_mapping_get(struct trn_bo *bo, struct trn_ctx *ctx);
 void trn_bo_dma_begin(struct trn_bo *bo);
 void trn_bo_dma_end(struct trn_bo *bo);
+void trn_gem_unplug(struct trn_device *tdev);
 
 /* trn_ring.c */
 int trn_rings_init(struct trn_device *tdev);

@@ -25,6 +25,7 @@
 #include <linux/dma-buf.h>
 #include <linux/dma-mapping.h>
 #include <linux/dma-resv.h>
+#include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/pagemap.h>
@@ -175,6 +176,7 @@ static struct trn_bo *trn_bo_alloc(u32 placement, u32 flags, u64 align)
 	mutex_init(&bo->lock);
 	INIT_LIST_HEAD(&bo->mappings);
 	INIT_LIST_HEAD(&bo->import_link);
+	INIT_LIST_HEAD(&bo->dma_link);
 	return bo;
 }
 
@@ -253,7 +255,8 @@ void trn_bo_dma_begin(struct trn_bo *bo)
 	if (!bo->dma_sync)
 		return;
 	spin_lock_irqsave(&bo->sync_lock, flags);
-	if (!bo->dev_users++)
+	/* Again under the lock: the mapping may have gone with the device. */
+	if (bo->dma_sync && !bo->dev_users++)
 		dma_sync_sgtable_for_device(bo->base.dev->dev, bo->sgt,
 					    bo->dma_dir);
 	spin_unlock_irqrestore(&bo->sync_lock, flags);
@@ -274,11 +277,14 @@ void trn_bo_dma_end(struct trn_bo *bo)
 	if (!bo->dma_sync)
 		return;
 	spin_lock_irqsave(&bo->sync_lock, flags);
+	if (!bo->dma_sync)
+		goto out_unlock;
 	if (bo->dma_dir != DMA_TO_DEVICE)
 		dma_sync_sgtable_for_cpu(bo->base.dev->dev, bo->sgt,
 					 bo->dma_dir);
 	if (!WARN_ON_ONCE(!bo->dev_users))
 		bo->dev_users--;
+out_unlock:
 	spin_unlock_irqrestore(&bo->sync_lock, flags);
 }
 
@@ -299,9 +305,14 @@ static void trn_bo_host_free(struct trn_bo *bo)
 		if (bo->wc)
 			set_pages_array_wb(bo->pages, npages);
 #endif
-		for (i = 0; i < npages && bo->pages[i]; i++)
-			dma_free_pages(dev, PAGE_SIZE, bo->pages[i],
-				       bo->page_dma[i], bo->dma_dir);
+		for (i = 0; i < npages && bo->pages[i]; i++) {
+			/* Replaced at unplug: the DMA API has it back. */
+			if (bo->page_dma[i] == DMA_MAPPING_ERROR)
+				__free_page(bo->pages[i]);
+			else
+				dma_free_pages(dev, PAGE_SIZE, bo->pages[i],
+					       bo->page_dma[i], bo->dma_dir);
+		}
 	}
 	kvfree(bo->page_dma);
 	kvfree(bo->pages);
@@ -317,6 +328,14 @@ static void trn_gem_free(struct drm_gem_object *obj)
 
 	/* Every mapping holds a reference: none is left. */
 	WARN_ON(!list_empty(&bo->mappings));
+	/* Out of trn_gem_unplug()'s reach before anything is freed. */
+	if (!list_empty(&bo->dma_link)) {
+		mutex_lock(&tdev->import_lock);
+		list_del(&bo->dma_link);
+		mutex_unlock(&tdev->import_lock);
+	}
+	if (bo->in_host_pinned)
+		atomic64_sub(obj->size, &tdev->host_pinned);
 
 	switch (bo->placement) {
 	case DRM_TRN_PLACEMENT_HBM:
@@ -325,15 +344,11 @@ static void trn_gem_free(struct drm_gem_object *obj)
 		trn_dmem_uncharge(bo->dmem_pool, obj->size);
 		break;
 	case DRM_TRN_PLACEMENT_HOST:
-		if (bo->sgt)
-			atomic64_sub(obj->size, &tdev->host_pinned);
 		trn_bo_host_free(bo);
 		break;
 	case DRM_TRN_PLACEMENT_USERPTR:
-		if (bo->sgt) {
+		if (bo->sgt)
 			trn_bo_dma_unmap(bo);
-			atomic64_sub(obj->size, &tdev->host_pinned);
-		}
 		if (bo->pages) {
 			unpin_user_pages_dirty_lock(bo->pages, npages,
 						    !(bo->flags &
@@ -454,9 +469,14 @@ static vm_fault_t trn_gem_fault(struct vm_fault *vmf)
 	pgoff = vmf->pgoff - drm_vma_node_start(&obj->vma_node);
 	if (pgoff >= obj->size >> PAGE_SHIFT)
 		return VM_FAULT_SIGBUS;
-	if (bo->placement == DRM_TRN_PLACEMENT_HOST)
-		return vmf_insert_pfn(vma, vmf->address,
-				      page_to_pfn(bo->pages[pgoff]));
+	if (bo->placement == DRM_TRN_PLACEMENT_HOST) {
+		/* Not while trn_gem_unplug() replaces the pages. */
+		mutex_lock(&bo->lock);
+		ret = vmf_insert_pfn(vma, vmf->address,
+				     page_to_pfn(bo->pages[pgoff]));
+		mutex_unlock(&bo->lock);
+		return ret;
+	}
 
 	/* Device memory: only while the device is there. */
 	if (!drm_dev_enter(obj->dev, &idx))
@@ -617,6 +637,123 @@ trn_gem_prime_import_sg_table(struct drm_device *drm,
 	return &bo->base;
 }
 
+/* No syncs once the mapping is gone; jobs still holding the buffer skip them. */
+static void trn_bo_dma_forget(struct trn_bo *bo)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&bo->sync_lock, flags);
+	bo->dma_sync = false;
+	spin_unlock_irqrestore(&bo->sync_lock, flags);
+}
+
+#define TRN_UNPLUG_CHUNK 32
+
+/*
+ * Moves a host buffer to ordinary pages, a chunk at a time: CPU mappings
+ * (zapped here, faulted in again from the new pages) and the kernel's
+ * writes to a completion record keep their data, and the DMA API gets its
+ * pages back while the device is still there to give them to. Returns how
+ * many pages had to stay, for lack of memory.
+ */
+static unsigned int trn_bo_host_unplug(struct trn_device *tdev,
+				       struct trn_bo *bo)
+{
+	unsigned int npages = bo->base.size >> PAGE_SHIFT, i = 0, n, j;
+	struct page *fresh[TRN_UNPLUG_CHUNK];
+	struct device *dev = tdev->drm.dev;
+	unsigned long flags;
+
+	mutex_lock(&bo->lock);
+	drm_vma_node_unmap(&bo->base.vma_node,
+			   tdev->drm.anon_inode->i_mapping);
+	while (i < npages) {
+		n = min_t(unsigned int, npages - i, TRN_UNPLUG_CHUNK);
+		for (j = 0; j < n; j++) {
+			fresh[j] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+			if (!fresh[j])
+				break;
+		}
+		n = j;
+#ifdef CONFIG_X86
+		if (n && bo->wc && set_pages_array_wc(fresh, n)) {
+			while (j--)
+				__free_page(fresh[j]);
+			n = 0;
+		}
+#endif
+		if (!n)
+			break;
+		for (j = 0; j < n; j++) {
+			spin_lock_irqsave(&bo->sync_lock, flags);
+			copy_highpage(fresh[j], bo->pages[i + j]);
+			swap(fresh[j], bo->pages[i + j]);
+			spin_unlock_irqrestore(&bo->sync_lock, flags);
+		}
+		/* fresh[] holds the device's pages now. */
+#ifdef CONFIG_X86
+		if (bo->wc)
+			set_pages_array_wb(fresh, n);
+#endif
+		for (j = 0; j < n; j++, i++) {
+			dma_free_pages(dev, PAGE_SIZE, fresh[j], bo->page_dma[i],
+				       bo->dma_dir);
+			bo->page_dma[i] = DMA_MAPPING_ERROR;
+		}
+	}
+	if (i == npages) {
+		/* Device addresses only; the table never was a mapping. */
+		sg_free_table(bo->sgt);
+		kfree(bo->sgt);
+		bo->sgt = NULL;
+	}
+	mutex_unlock(&bo->lock);
+	return npages - i;
+}
+
+/**
+ * trn_gem_unplug() - take every buffer's DMA side back from a departing device
+ * @tdev: the device, unplugged, its rings stopped and its backend quiet
+ *
+ * Called before the backend's device is released, so that no DMA mapping
+ * or allocation of it outlives its driver (the IOMMU domain may go to
+ * another driver next). User memory and other drivers' buffers are
+ * unmapped; host buffers move to ordinary pages and keep their contents,
+ * for CPU mappings and for the kernel's writes to completion records.
+ * Exported host buffers stay as they are: another device may still be
+ * using their pages. Files keep their buffers until they close them.
+ */
+void trn_gem_unplug(struct trn_device *tdev)
+{
+	unsigned int kept = 0, exported = 0;
+	struct trn_bo *bo;
+
+	mutex_lock(&tdev->import_lock);
+	list_for_each_entry(bo, &tdev->dma_bos, dma_link) {
+		trn_bo_dma_forget(bo);
+		if (bo->placement == DRM_TRN_PLACEMENT_USERPTR)
+			trn_bo_dma_unmap(bo);
+		else if (READ_ONCE(bo->base.dma_buf))
+			exported += bo->base.size >> PAGE_SHIFT;
+		else
+			kept += trn_bo_host_unplug(tdev, bo);
+	}
+	list_for_each_entry(bo, &tdev->imports, import_link) {
+		trn_bo_dma_forget(bo);
+		dma_buf_unmap_attachment_unlocked(bo->base.import_attach,
+						  bo->sgt, DMA_BIDIRECTIONAL);
+		bo->sgt = NULL;
+	}
+	mutex_unlock(&tdev->import_lock);
+
+	if (kept)
+		drm_warn(&tdev->drm, "%u host pages keep their DMA allocation: out of memory\n",
+			 kept);
+	if (exported)
+		drm_info(&tdev->drm, "%u pages of exported host buffers stay the device's until their importers let go\n",
+			 exported);
+}
+
 static u64 trn_bo_default_align(u64 size, u64 align)
 {
 	/* Big buffers get 2 MiB so that a real MMU can use large pages. */
@@ -693,6 +830,10 @@ static int trn_bo_create_host(struct trn_device *tdev, struct trn_bo *bo)
 	/* Syncs, if any, are cache maintenance: never a copy. */
 	bo->dma_sync = trn_sgt_needs_sync(dev, bo->sgt);
 	atomic64_add(bo->base.size, &tdev->host_pinned);
+	bo->in_host_pinned = true;
+	mutex_lock(&tdev->import_lock);
+	list_add_tail(&bo->dma_link, &tdev->dma_bos);
+	mutex_unlock(&tdev->import_lock);
 	return 0;
 }
 
@@ -889,6 +1030,10 @@ int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 	if (ret)
 		goto err_put;
 	atomic64_add(args->size, &tdev->host_pinned);
+	bo->in_host_pinned = true;
+	mutex_lock(&tdev->import_lock);
+	list_add_tail(&bo->dma_link, &tdev->dma_bos);
+	mutex_unlock(&tdev->import_lock);
 
 	return trn_bo_publish(file, bo, &args->handle, &args->va);
 

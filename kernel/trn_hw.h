@@ -180,19 +180,35 @@ struct trn_mmu_map {
  *              has not retired, normally running) unless the device has
  *              finished it. If it had not: when this returns the device no
  *              longer touches it, its descriptor is not written back, the
- *              ring's completed_seqno reads @seqno, and the return is
- *              true. If it had (it finished as its timeout was handled),
- *              the ring is left as it is, the job that runs now included,
- *              and the return is false. Either way the device starts no
- *              further job of the ring until the next ring_doorbell (so
- *              that the core can flag the jobs to skip first)
+ *              ring's completed_seqno reads @seqno, and the return is 1.
+ *              If it had (it finished as its timeout was handled), the
+ *              ring is left as it is, the job that runs now included, and
+ *              the return is 0. Either way the device starts no further
+ *              job of the ring until the next ring_doorbell (so that the
+ *              core can flag the jobs to skip first). A negative errno
+ *              means the ring could not be stopped (its engine no longer
+ *              responds): the job is neither abandoned nor finished, the
+ *              device may still touch its memory, and the core resets the
+ *              whole device (@device_reset)
+ * @device_reset: optional; reset the whole device, called when a ring
+ *                could not be reset, with every ring held by the core (no
+ *                ring_doorbell or ring_reset meanwhile). On every ring the
+ *                job the device was running, if any, is abandoned as by a
+ *                successful ring_reset (not written back; completed_seqno
+ *                reads its number); jobs it finished keep their write-back;
+ *                the ring starts nothing until the next ring_doorbell, and
+ *                then goes on with the job after the abandoned one. Device
+ *                memory and every context's mappings survive. Returns 0, or
+ *                a negative errno if the device did not come back (the
+ *                core then declares it wedged: its jobs fail with -EIO)
  *
  * The core calls the context, MMU and memory operations only between
  * drm_dev_enter() and drm_dev_exit(), and serialises calls for one context.
  * It calls ring_doorbell with a spinlock held (the backend must not sleep
- * there); ring_reset and ring_fini may sleep, and the core holds no lock
- * there that trn_device_ring_irq() takes. A context is destroyed only after
- * every job that ran in it finished or was abandoned by ring_reset.
+ * there); ring_reset, device_reset and ring_fini may sleep, and the core
+ * holds no lock there that trn_device_ring_irq() takes. A context is
+ * destroyed only after every job that ran in it finished or was abandoned
+ * by ring_reset or device_reset.
  */
 struct trn_hw_ops {
 	struct module *owner;
@@ -209,7 +225,8 @@ struct trn_hw_ops {
 	int (*ring_init)(struct trn_device *tdev, const struct trn_hw_ring *ring);
 	void (*ring_fini)(struct trn_device *tdev, u32 index);
 	void (*ring_doorbell)(struct trn_device *tdev, u32 index, u64 tail);
-	bool (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
+	int (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
+	int (*device_reset)(struct trn_device *tdev);
 };
 
 struct trn_device *trn_device_register(struct device *parent,

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The trn authors
  *
  * The ISA's rules for a command header (Documentation/isa.md, "Errors",
- * steps 2 to 5), for every backend that executes command streams: the
+ * steps 2 to 5) and for a CALL's arguments, for every backend that
+ * executes command streams: the
  * simulator's interpreter and trn_pci's command processor check a header
  * the same way, so a malformed command fails with the same status on both.
  */
@@ -61,6 +62,28 @@ static inline u32 trn_isa_check_header(u32 hdr, u64 room)
 		return DRM_TRN_STATUS_BAD_SIZE;
 	if (TRN_CMD_FLAGS(hdr) & ~ops[op].flags)
 		return DRM_TRN_STATUS_BAD_ARG;
+	return DRM_TRN_STATUS_OK;
+}
+
+/**
+ * trn_isa_check_call() - check a CALL's arguments against the ISA
+ * @va: the called buffer's device address
+ * @size: its bytes
+ * @pad: the command's pad word
+ * @depth: frames on the call stack now, the top-level buffer included
+ *
+ * Return: %DRM_TRN_STATUS_OK, or BAD_ARG (pad not zero), BAD_ALIGN (an
+ * address or size not a multiple of 8, or no size), CALL_DEPTH (the call
+ * would nest deeper than %TRN_ISA_MAX_CALL_DEPTH).
+ */
+static inline u32 trn_isa_check_call(u64 va, u64 size, u32 pad, u32 depth)
+{
+	if (pad)
+		return DRM_TRN_STATUS_BAD_ARG;
+	if (((va | size) & 7) || !size)
+		return DRM_TRN_STATUS_BAD_ALIGN;
+	if (depth > TRN_ISA_MAX_CALL_DEPTH)
+		return DRM_TRN_STATUS_CALL_DEPTH;
 	return DRM_TRN_STATUS_OK;
 }
 

@@ -201,11 +201,13 @@ void trn_job_retire(struct trn_job *job, int error)
  * @job: the job, in run_job
  * @error: the negative errno its fences get
  *
- * For a job the scheduler runs on a device that is gone.
+ * For a job the scheduler runs on a device that is gone (-ENODEV) or
+ * wedged (-EIO).
  */
 void trn_job_fail_unrun(struct trn_job *job, int error)
 {
-	job->hw.status = DRM_TRN_STATUS_ABORTED;
+	job->hw.status = error == -EIO ? DRM_TRN_STATUS_DEVICE_ERROR :
+					 DRM_TRN_STATUS_ABORTED;
 	job->retired = true;
 	atomic64_inc(&job->ring->tdev->stats.failed);
 	trn_queue_job_done(job->queue, job, error);

@@ -92,10 +92,14 @@ struct trn_queue *trn_queue_lookup(struct trn_file *tfile, u32 id)
 void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
 			int error)
 {
-	struct drm_trn_queue_status_page *page = queue->page;
+	struct trn_bo *status_bo = queue->status_bo;
+	struct drm_trn_queue_status_page *page;
 	unsigned long flags;
 
 	spin_lock_irqsave(&queue->status_lock, flags);
+	/* The record's page changes only at unplug, under the buffer's lock. */
+	spin_lock(&status_bo->sync_lock);
+	page = page_address(status_bo->pages[0]);
 	if (error) {
 		struct drm_trn_job_failure *f;
 
@@ -133,6 +137,7 @@ void trn_queue_job_done(struct trn_queue *queue, struct trn_job *job,
 		/* Readers that see the job finished see its failure entry. */
 		smp_store_release(&page->completed_seqno, job->seqno);
 	}
+	spin_unlock(&status_bo->sync_lock);
 	spin_unlock_irqrestore(&queue->status_lock, flags);
 
 	/*
@@ -208,7 +213,6 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 		ret = PTR_ERR(queue->status_bo);
 		goto err_syncobj;
 	}
-	queue->page = page_address(queue->status_bo->pages[0]);
 
 	sched = &queue->ring->sched;
 	ret = drm_sched_entity_init(&queue->entity,

@@ -149,7 +149,8 @@ static void trn_ring_retire(struct trn_ring *ring, bool force)
 
 	cookie = dma_fence_begin_signalling();
 	spin_lock_irqsave(&ring->lock, flags);
-	if (ring->resetting && !force)
+	/* No completion record once the device is gone: trn_rings_stop(). */
+	if ((ring->resetting && !force) || !ring->status)
 		goto out;
 	completed = le64_to_cpu(READ_ONCE(ring->status->completed_seqno));
 	/* The descriptors were written before the completion record. */
@@ -164,6 +165,23 @@ static void trn_ring_retire(struct trn_ring *ring, bool force)
 out:
 	spin_unlock_irqrestore(&ring->lock, flags);
 	dma_fence_end_signalling(cookie);
+}
+
+/*
+ * Fail every job on @ring with @error, recording @status: the device will
+ * not finish them (it is gone or wedged). Under the ring's lock.
+ */
+static void trn_ring_fail_pending(struct trn_ring *ring, u32 status,
+				  int error)
+{
+	struct trn_job *job, *tmp;
+
+	lockdep_assert_held(&ring->lock);
+	list_for_each_entry_safe(job, tmp, &ring->pending, link) {
+		trn_ring_job_off(job);
+		job->hw.status = status;
+		trn_job_retire(job, error);
+	}
 }
 
 /**
@@ -200,6 +218,14 @@ static struct dma_fence *trn_ring_run_job(struct drm_sched_job *sched_job)
 		trn_job_fail_unrun(job, -ENODEV);
 		dma_fence_end_signalling(cookie);
 		return ERR_PTR(-ENODEV);
+	}
+
+	/* Nothing reaches a device whose reset failed. */
+	if (READ_ONCE(tdev->wedged)) {
+		trn_job_fail_unrun(job, -EIO);
+		drm_dev_exit(idx);
+		dma_fence_end_signalling(cookie);
+		return ERR_PTR(-EIO);
 	}
 
 	/* Not yet run: a ring reset that resubmits never calls us again. */
@@ -309,6 +335,63 @@ void trn_rings_cancel(struct trn_device *tdev, struct trn_ctx *ctx)
 }
 
 /*
+ * A ring could not be reset (its engine does not respond): reset the whole
+ * device, from @held's timeout handler. Every ring's timeout handler runs
+ * on tdev->reset_wq, one at a time, so no ring reset runs meanwhile; the
+ * other rings are held as @held is (resetting: no doorbell, nothing
+ * retired) while the backend resets. Afterwards each ring goes on after
+ * the job the device abandoned on it, which fails -ECANCELED unless it is
+ * the one that timed out. If the reset fails, or the backend has none, the
+ * device is wedged: every job on it, and every later one, fails with -EIO.
+ * Return: 1 if the device was reset, -EIO if it is wedged.
+ */
+static int trn_device_reset(struct trn_device *tdev, struct trn_ring *held,
+			    int why)
+{
+	int ret = -EOPNOTSUPP;
+	unsigned long flags;
+	u32 i;
+
+	drm_err(&tdev->drm, "ring %u could not be reset (%d): resetting the device\n",
+		held->index, why);
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+
+		spin_lock_irqsave(&ring->lock, flags);
+		ring->resetting = true;
+		spin_unlock_irqrestore(&ring->lock, flags);
+	}
+	if (tdev->ops->device_reset)
+		ret = tdev->ops->device_reset(tdev);
+	if (ret) {
+		drm_err(&tdev->drm, "device reset failed (%d): the device is wedged, its jobs fail with -EIO\n",
+			ret);
+		WRITE_ONCE(tdev->wedged, true);
+	} else {
+		atomic64_inc(&tdev->stats.device_resets);
+	}
+	for (i = 0; i < tdev->num_rings; i++) {
+		struct trn_ring *ring = &tdev->rings[i];
+
+		spin_lock_irqsave(&ring->lock, flags);
+		if (ret)
+			trn_ring_fail_pending(ring, DRM_TRN_STATUS_DEVICE_ERROR,
+					      -EIO);
+		/* @held's handler goes on with it itself. */
+		if (ring != held) {
+			ring->resetting = false;
+			if (!ret && ring->last_seqno)
+				tdev->ops->ring_doorbell(tdev, ring->index,
+							 ring->last_seqno);
+		}
+		spin_unlock_irqrestore(&ring->lock, flags);
+		if (ring != held)
+			trn_ring_retire(ring, false);
+	}
+	return ret ? -EIO : 1;
+}
+
+/*
  * The oldest job of the ring ran too long. Abandon it with a ring reset,
  * ban its context (whose other jobs the device then skips: they would
  * most likely hang too, each costing everyone behind them another
@@ -317,7 +400,8 @@ void trn_rings_cancel(struct trn_device *tdev, struct trn_ctx *ctx)
  * finished after all while this ran, the device leaves the ring alone
  * (the next job may have started and must not run twice) and nobody is
  * guilty. A job that was cancelled already (its context banned or closed)
- * but hangs the device is abandoned without blame.
+ * but hangs the device is abandoned without blame. A ring that cannot be
+ * reset takes the device with it (trn_device_reset()).
  */
 static enum drm_gpu_sched_stat
 trn_ring_timedout_job(struct drm_sched_job *sched_job)
@@ -326,9 +410,10 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	struct trn_ring *ring = bad->ring;
 	struct trn_device *tdev = ring->tdev;
 	struct trn_job *job, *head;
-	bool present, reset = false, abandoned = false, cookie;
+	bool present, reset = false, cookie;
+	const char *how = "ring reset";
 	unsigned long flags;
-	int idx;
+	int abandoned = 0, idx;
 
 	cookie = dma_fence_begin_signalling();
 	present = drm_dev_enter(&tdev->drm, &idx);
@@ -345,9 +430,15 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	if (reset)
 		abandoned = tdev->ops->ring_reset(tdev, ring->index,
 						  bad->ring_seqno);
+	if (abandoned < 0) {
+		how = "device reset";
+		abandoned = trn_device_reset(tdev, ring, abandoned);
+		if (abandoned < 0)
+			how = "device wedged";
+	}
 	if (abandoned && bad->timed_out) {
-		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, ring reset\n",
-			 ring->index, bad->seqno, bad->queue->ctx->id);
+		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, %s\n",
+			 ring->index, bad->seqno, bad->queue->ctx->id, how);
 		trn_ctx_job_hung(bad->queue->ctx);
 	} else if (reset && !abandoned) {
 		spin_lock_irqsave(&ring->lock, flags);
@@ -382,7 +473,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 
 	if (present)
 		drm_dev_exit(idx);
-	if (abandoned)
+	if (abandoned > 0)
 		atomic64_inc(&tdev->stats.resets);
 	dma_fence_end_signalling(cookie);
 	return present ? DRM_GPU_SCHED_STAT_RESET : DRM_GPU_SCHED_STAT_ENODEV;
@@ -416,20 +507,41 @@ struct trn_ring *trn_ring_pick(struct trn_device *tdev, u32 core)
 	return &tdev->rings[core * n + q];
 }
 
+/* The ring's coherent memory, unless trn_rings_stop() freed it already. */
+static void trn_ring_free_dma(struct trn_ring *ring)
+{
+	struct device *dev = ring->tdev->drm.dev;
+	struct trn_hw_ring_status *status;
+	struct trn_hw_desc *desc;
+	unsigned long flags;
+
+	spin_lock_irqsave(&ring->lock, flags);
+	desc = ring->desc;
+	status = ring->status;
+	ring->desc = NULL;
+	ring->status = NULL;
+	spin_unlock_irqrestore(&ring->lock, flags);
+	if (desc)
+		dma_free_coherent(dev, ring->entries * sizeof(*desc), desc,
+				  ring->desc_dma);
+	if (status)
+		dma_free_coherent(dev, sizeof(*status), status,
+				  ring->status_dma);
+}
+
 static void trn_rings_release(struct drm_device *drm, void *arg)
 {
 	struct trn_device *tdev = to_trn_device(drm);
 	u32 i;
 
 	for (i = 0; i < tdev->num_rings; i++) {
-		struct trn_ring *ring = &tdev->rings[i];
-
-		drm_sched_fini(&ring->sched);
-		dma_free_coherent(drm->dev, ring->entries * sizeof(*ring->desc),
-				  ring->desc, ring->desc_dma);
-		dma_free_coherent(drm->dev, sizeof(*ring->status),
-				  ring->status, ring->status_dma);
+		drm_sched_fini(&tdev->rings[i].sched);
+		trn_ring_free_dma(&tdev->rings[i]);
 	}
+	/* After the schedulers, whose timeout work ran on it. */
+	if (tdev->reset_wq)
+		destroy_workqueue(tdev->reset_wq);
+	tdev->reset_wq = NULL;
 }
 
 static int trn_ring_init(struct trn_device *tdev, struct trn_ring *ring,
@@ -441,6 +553,7 @@ static int trn_ring_init(struct trn_device *tdev, struct trn_ring *ring,
 		.num_rqs = DRM_SCHED_PRIORITY_COUNT,
 		.credit_limit = tdev->desc.ring_entries,
 		.timeout = timeout,
+		.timeout_wq = tdev->reset_wq,
 		.name = ring->name,
 		.dev = dev,
 	};
@@ -507,6 +620,10 @@ int trn_rings_init(struct trn_device *tdev)
 	if (!tdev->rings || !tdev->next_ring)
 		return -ENOMEM;
 
+	/* Timeouts of all rings in turn: a device reset takes all rings. */
+	tdev->reset_wq = alloc_ordered_workqueue("trn-reset", WQ_MEM_RECLAIM);
+	if (!tdev->reset_wq)
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		ret = trn_ring_init(tdev, &tdev->rings[i], i, timeout);
 		if (ret)
@@ -560,11 +677,12 @@ err_stop:
  * @tdev: the device, already unplugged
  *
  * Every job on the hardware fails with -ENODEV; jobs the schedulers still
- * hold fail the same way when they would run.
+ * hold fail the same way when they would run. The rings' coherent memory
+ * goes now, not with the DRM device: no DMA allocation of the backend's
+ * device may outlive its driver (files may keep the DRM device for long).
  */
 void trn_rings_stop(struct trn_device *tdev)
 {
-	struct trn_job *job, *tmp;
 	unsigned long flags;
 	u32 i;
 
@@ -575,11 +693,8 @@ void trn_rings_stop(struct trn_device *tdev)
 		/* Jobs the device finished before it stopped still count. */
 		trn_ring_retire(ring, true);
 		spin_lock_irqsave(&ring->lock, flags);
-		list_for_each_entry_safe(job, tmp, &ring->pending, link) {
-			trn_ring_job_off(job);
-			job->hw.status = DRM_TRN_STATUS_ABORTED;
-			trn_job_retire(job, -ENODEV);
-		}
+		trn_ring_fail_pending(ring, DRM_TRN_STATUS_ABORTED, -ENODEV);
 		spin_unlock_irqrestore(&ring->lock, flags);
+		trn_ring_free_dma(ring);
 	}
 }

@@ -4,8 +4,9 @@
  *
  * Per-device figures in sysfs, on the accel node's device:
  * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, the
- * job counters jobs_submitted, jobs_completed, jobs_failed, resets and
- * bans, and the policy figures job_timeout_ms and queue_depth. They are
+ * job counters jobs_submitted, jobs_completed, jobs_failed, resets,
+ * device_resets and bans, whether the device is wedged (a device reset
+ * failed), and the policy figures job_timeout_ms and queue_depth. They are
  * the node's attribute groups, so they exist when its uevent is sent.
  */
 
@@ -58,7 +59,15 @@ TRN_STAT_ATTR(jobs_submitted, submitted);
 TRN_STAT_ATTR(jobs_completed, completed);
 TRN_STAT_ATTR(jobs_failed, failed);
 TRN_STAT_ATTR(resets, resets);
+TRN_STAT_ATTR(device_resets, device_resets);
 TRN_STAT_ATTR(bans, bans);
+
+static ssize_t wedged_show(struct device *kdev,
+			   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%d\n", READ_ONCE(kdev_to_trn(kdev)->wedged));
+}
+static DEVICE_ATTR_RO(wedged);
 
 static ssize_t job_timeout_ms_show(struct device *kdev,
 				   struct device_attribute *attr, char *buf)
@@ -82,6 +91,8 @@ static struct attribute *trn_attrs[] = {
 	&dev_attr_jobs_completed.attr,
 	&dev_attr_jobs_failed.attr,
 	&dev_attr_resets.attr,
+	&dev_attr_device_resets.attr,
+	&dev_attr_wedged.attr,
 	&dev_attr_bans.attr,
 	&dev_attr_job_timeout_ms.attr,
 	&dev_attr_queue_depth.attr,

@@ -71,7 +71,11 @@ struct trn_mmu_map;
 #define TRN_UDMA_Q_DRBP_LO	0x28
 #define TRN_UDMA_Q_DRBP_HI	0x2c
 #define TRN_UDMA_Q_DRL		0x30
+#define TRN_UDMA_Q_DRHP		0x34
 #define TRN_UDMA_Q_DRTP_INC	0x38
+#define TRN_UDMA_Q_DRTP		0x3c
+/* Head (bits 23:0) and tail pointers of a queue just reset: ring id 1. */
+#define TRN_UDMA_DRHP_RESET	BIT(30)
 #define TRN_UDMA_M2S_SW_CTRL	0xb0
 #define TRN_UDMA_S2M_SW_CTRL	0x64
 #define TRN_UDMA_CFG_EN_PREF	BIT(16)
@@ -140,6 +144,8 @@ struct trn_udma_queue {
  * @rings: the command processor's rings, by ring number
  * @num_rings: entries of @rings
  * @cp_wq: where the rings' work items run
+ * @unwedged: work items of rings whose queue did not reset wait here for
+ *            the device reset
  * @gone: the part stopped answering (surprise removal); nothing touches
  *        its registers any more
  */
@@ -159,6 +165,7 @@ struct trn_pci_dev {
 	struct trn_pci_ring **rings;
 	u32 num_rings;
 	struct workqueue_struct *cp_wq;
+	wait_queue_head_t unwedged;
 	bool gone;
 };
 
@@ -240,7 +247,8 @@ int trn_udma_queue_alloc(struct trn_pci_dev *tpd, struct trn_udma_queue *uq,
 			 void __iomem *engine, u32 queue, u32 entries);
 void trn_udma_queue_free(struct trn_pci_dev *tpd, struct trn_udma_queue *uq);
 void trn_udma_queue_start(struct trn_udma_queue *uq);
-void trn_udma_queue_stop(struct trn_udma_queue *uq);
+int trn_udma_queue_stop(struct trn_udma_queue *uq);
+int trn_pci_reset_qemu(struct trn_pci_dev *tpd);
 void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
 			 u32 len, bool ordered);
 void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n);
@@ -268,6 +276,7 @@ void trn_pci_cp_fini(struct trn_pci_dev *tpd);
 int trn_pci_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw);
 void trn_pci_ring_fini(struct trn_device *tdev, u32 index);
 void trn_pci_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
-bool trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
+int trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
+int trn_pci_device_reset(struct trn_device *tdev);
 
 #endif /* __TRN_PCI_H__ */

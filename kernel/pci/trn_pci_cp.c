@@ -107,12 +107,15 @@ struct trn_cp_frame {
  * @status: the core's completion record
  * @work: runs the ring's jobs, on &trn_pci_dev.cp_wq
  * @idle: ring_reset waits here for the job it abandons to leave the engine
- * @lock: protects @tail, @paused, @stopped, @running, @abort and @seqno
+ * @lock: protects @tail, @paused, @stopped, @running, @abort, @wedged and
+ *        @seqno
  * @tail: the doorbell: jobs up to this sequence number are valid
  * @paused: a reset stopped the ring until the next doorbell
  * @stopped: ring_fini: the work item ends and stays off
  * @running: sequence number of the job on the engine, or 0
  * @abort: ring_reset abandons the job @running
+ * @wedged: the ring's queue did not reset: the work item waits, holding
+ *          what the engine may still reach, until a device reset
  * @seqno: the next job to fetch
  * @uq: the ring's UDMA queue
  * @scratch: host scratch (TRN_CP_*), coherent
@@ -156,6 +159,7 @@ struct trn_pci_ring {
 	bool stopped;
 	u64 running;
 	bool abort;
+	bool wedged;
 	u64 seqno;
 
 	struct trn_udma_queue uq;
@@ -237,10 +241,31 @@ static int trn_cp_wait_error(struct trn_pci_ring *r, u32 st)
 	return 0;
 }
 
+/*
+ * The ring's queue does not reset, so its engine may still reach the memory
+ * of the batch: wait for the device reset (trn_pci_device_reset()), with
+ * the context's table lock still held if the batch took it, so that no
+ * mapping of it goes before the engine has stopped. ring_reset sees the
+ * flag and asks the core for the device reset.
+ */
+static void trn_cp_wedge(struct trn_pci_ring *r)
+{
+	unsigned long flags;
+
+	dev_err(&r->tpd->pdev->dev, "ring %u: UDMA queue does not reset\n",
+		r->index);
+	spin_lock_irqsave(&r->lock, flags);
+	r->wedged = true;
+	spin_unlock_irqrestore(&r->lock, flags);
+	wake_up_all(&r->idle);
+	wait_event(r->tpd->unwedged, !READ_ONCE(r->wedged));
+}
+
 /* Forget the queued batch: reset the queue, nothing of it runs. */
 static void trn_cp_drop(struct trn_pci_ring *r)
 {
-	trn_udma_queue_stop(&r->uq);
+	if (trn_udma_queue_stop(&r->uq) == -EIO)
+		trn_cp_wedge(r);
 	trn_udma_queue_start(&r->uq);
 	r->queued = 0;
 	r->slots_used = 0;
@@ -495,13 +520,10 @@ static int trn_cp_call(struct trn_pci_ring *r, struct trn_cp_frame *f,
 {
 	u64 va = le64_to_cpu((__force __le64)c->va);
 	u64 size = le64_to_cpu((__force __le64)c->size);
+	u32 status = trn_isa_check_call(va, size, c->pad, r->depth);
 
-	if (c->pad)
-		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
-	if (((va | size) & 7) || !size)
-		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ALIGN);
-	if (r->depth > TRN_ISA_MAX_CALL_DEPTH)
-		return trn_cp_fail(r, DRM_TRN_STATUS_CALL_DEPTH);
+	if (status != DRM_TRN_STATUS_OK)
+		return trn_cp_fail(r, status);
 	/* Return to the command after the CALL. */
 	f->pc += (u64)words * 8;
 	r->stack[r->depth++] = (struct trn_cp_frame) { .va = va, .size = size };
@@ -748,6 +770,8 @@ int trn_pci_ring_init(struct trn_device *tdev, const struct trn_hw_ring *hw)
 	void __iomem *engine;
 	int ret;
 
+	/* A core's rings are queues of one engine. */
+	BUILD_BUG_ON(TRN_PCI_QUEUES_PER_CORE > TRN_UDMA_QUEUES);
 	if (hw->index >= tpd->num_rings || tpd->rings[hw->index] ||
 	    !hw->desc || !hw->status)
 		return -EINVAL;
@@ -811,6 +835,15 @@ void trn_pci_ring_fini(struct trn_device *tdev, u32 index)
 	spin_lock_irqsave(&r->lock, flags);
 	r->stopped = true;
 	spin_unlock_irqrestore(&r->lock, flags);
+	/* A queue that did not reset stops only with the part. */
+	if (READ_ONCE(r->wedged)) {
+		if (!READ_ONCE(r->tpd->gone))
+			trn_pci_reset_qemu(r->tpd);
+		spin_lock_irqsave(&r->lock, flags);
+		r->wedged = false;
+		spin_unlock_irqrestore(&r->lock, flags);
+		wake_up_all(&r->tpd->unwedged);
+	}
 	cancel_work_sync(&r->work);
 	r->tpd->rings[index] = NULL;
 	if (!READ_ONCE(r->tpd->gone))
@@ -855,6 +888,18 @@ static bool trn_cp_left(struct trn_pci_ring *r, u64 seqno)
 	return left;
 }
 
+/* No job on the engine, or one that waits for the device reset. */
+static bool trn_cp_quiet(struct trn_pci_ring *r)
+{
+	unsigned long flags;
+	bool quiet;
+
+	spin_lock_irqsave(&r->lock, flags);
+	quiet = !r->running || r->wedged;
+	spin_unlock_irqrestore(&r->lock, flags);
+	return quiet;
+}
+
 /**
  * trn_pci_ring_reset() - trn_hw_ops.ring_reset: abandon a job
  * @tdev: the device
@@ -867,20 +912,22 @@ static bool trn_cp_left(struct trn_pci_ring *r, u64 seqno)
  *
  * Return: true if the job was abandoned, false if it had finished.
  */
-bool trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
+int trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 {
 	struct trn_pci_ring *r = trn_cp_ring(tdev, index);
 	unsigned long flags;
 
 	if (!r)
-		return false;
+		return 0;
 	spin_lock_irqsave(&r->lock, flags);
 	r->paused = true;
 	if (r->running == seqno) {
 		r->abort = true;
 		spin_unlock_irqrestore(&r->lock, flags);
-		wait_event(r->idle, trn_cp_left(r, seqno));
-		return true;
+		/* Its queue resets, or does not (the device must). */
+		wait_event(r->idle,
+			   trn_cp_left(r, seqno) || READ_ONCE(r->wedged));
+		return READ_ONCE(r->wedged) ? -EIO : 1;
 	}
 	if (r->seqno == seqno) {
 		/* Not fetched: skipped; pairs with the core's dma_rmb(). */
@@ -888,10 +935,73 @@ bool trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 				  cpu_to_le64(seqno));
 		r->seqno = seqno + 1;
 		spin_unlock_irqrestore(&r->lock, flags);
-		return true;
+		return 1;
 	}
 	spin_unlock_irqrestore(&r->lock, flags);
-	return false;
+	return 0;
+}
+
+/**
+ * trn_pci_device_reset() - trn_hw_ops.device_reset: reset the part
+ * @tdev: the device, every ring held by the core
+ *
+ * Abandons the job on every ring (a wedged ring's included, once the reset
+ * has stopped its engine), resets the part (QEMU mode: the reset register)
+ * and restarts every ring's UDMA queue empty. Device memory is kept, and
+ * so are the contexts' tables, which are host memory.
+ *
+ * Return: 0, -ETIMEDOUT or -ENODEV if the part did not come back,
+ * -EOPNOTSUPP on a real part (its firmware reset is not implemented).
+ */
+int trn_pci_device_reset(struct trn_device *tdev)
+{
+	struct trn_pci_dev *tpd = trn_device_hw_priv(tdev);
+	struct trn_pci_ring *r;
+	unsigned long flags;
+	u32 i;
+	int ret;
+
+	if (tpd->pdev->revision != TRN_PCI_REVISION_QEMU)
+		return -EOPNOTSUPP;
+	/* Every engine stops where it is; a wedged one waits for the reset. */
+	for (i = 0; i < tpd->num_rings; i++) {
+		r = tpd->rings[i];
+		if (!r)
+			continue;
+		spin_lock_irqsave(&r->lock, flags);
+		r->paused = true;
+		if (r->running)
+			r->abort = true;
+		spin_unlock_irqrestore(&r->lock, flags);
+		/* Its queue may not reset either: then it waits for us. */
+		wait_event(r->idle, trn_cp_quiet(r));
+	}
+	ret = trn_pci_reset_qemu(tpd);
+	for (i = 0; i < tpd->num_rings; i++) {
+		r = tpd->rings[i];
+		if (!r)
+			continue;
+		spin_lock_irqsave(&r->lock, flags);
+		r->wedged = false;
+		spin_unlock_irqrestore(&r->lock, flags);
+	}
+	/*
+	 * Also when the reset failed: the core declares the device wedged
+	 * and nothing reaches it again, so the work items may end.
+	 */
+	wake_up_all(&tpd->unwedged);
+	for (i = 0; i < tpd->num_rings; i++) {
+		r = tpd->rings[i];
+		if (!r)
+			continue;
+		/* The woken ones restart their queues themselves. */
+		flush_work(&r->work);
+		trn_udma_queue_start(&r->uq);
+		r->queued = 0;
+		r->slots_used = 0;
+		r->fill_valid = false;
+	}
+	return ret;
 }
 
 /**

@@ -95,6 +95,7 @@ static const struct trn_hw_ops trn_pci_hw_ops = {
 	.ring_fini = trn_pci_ring_fini,
 	.ring_doorbell = trn_pci_ring_doorbell,
 	.ring_reset = trn_pci_ring_reset,
+	.device_reset = trn_pci_device_reset,
 };
 
 /* Tables of contexts the core could not destroy: it was unplugged first. */
@@ -129,6 +130,7 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 	int ret;
 
 	xa_init(&tpd->contexts);
+	init_waitqueue_head(&tpd->unwedged);
 	ret = trn_pci_cp_init(tpd);
 	if (ret)
 		return ret;
@@ -141,8 +143,16 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 	return 0;
 }
 
-/* QEMU mode: one write starts a device reset; the register reads 0 after. */
-static int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
+/**
+ * trn_pci_reset_qemu() - reset a part in QEMU mode
+ * @tpd: the part
+ *
+ * One write starts a device reset; the register reads 0 once it is done.
+ * Clears every UDMA queue, semaphore and event; device memory stays.
+ *
+ * Return: 0, -ETIMEDOUT, or -ENODEV if the part is gone.
+ */
+int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
 {
 	void __iomem *reg = tpd->regs + TRN_PCI_QEMU_RESET;
 	u32 val;

@@ -79,15 +79,34 @@ void trn_udma_queue_free(struct trn_pci_dev *tpd, struct trn_udma_queue *uq)
 	uq->m2s_ring = NULL;
 }
 
+/* Whether one side of a queue reads as just reset: empty, ring id 1. */
+static int trn_udma_ring_is_reset(void __iomem *q)
+{
+	u32 head = readl(q + TRN_UDMA_Q_DRHP);
+
+	if (head == U32_MAX)
+		return -ENODEV;
+	return head == TRN_UDMA_DRHP_RESET && !readl(q + TRN_UDMA_Q_DRTP) ?
+	       0 : -EIO;
+}
+
 /**
  * trn_udma_queue_stop() - reset a queue: it forgets its descriptors and
  * touches no memory afterwards
  * @uq: the queue
+ *
+ * Return: 0; -EIO if the queue's pointers do not read as reset afterwards
+ * (the engine no longer responds: only a device reset stops it), -ENODEV
+ * if the part is gone.
  */
-void trn_udma_queue_stop(struct trn_udma_queue *uq)
+int trn_udma_queue_stop(struct trn_udma_queue *uq)
 {
+	int ret;
+
 	writel(TRN_UDMA_SW_CTRL_RST_Q, uq->m2s + TRN_UDMA_M2S_SW_CTRL);
 	writel(TRN_UDMA_SW_CTRL_RST_Q, uq->s2m + TRN_UDMA_S2M_SW_CTRL);
+	ret = trn_udma_ring_is_reset(uq->m2s);
+	return ret ?: trn_udma_ring_is_reset(uq->s2m);
 }
 
 /**
@@ -183,7 +202,7 @@ int trn_pci_udma_selftest(struct trn_pci_dev *tpd)
 	dma_addr_t buf_dma;
 	u32 *src, *dst, *marker, val;
 	u8 *buf;
-	int i, ret;
+	int i, ret, stop;
 
 	buf = dma_alloc_coherent(dev, 3 * PAGE_SIZE, &buf_dma, GFP_KERNEL);
 	if (!buf)
@@ -224,7 +243,9 @@ int trn_pci_udma_selftest(struct trn_pci_dev *tpd)
 	 * Leave the queue idle and empty for whoever uses it next; a reset
 	 * queue touches none of the buffers freed below.
 	 */
-	trn_udma_queue_stop(&uq);
+	stop = trn_udma_queue_stop(&uq);
+	if (!ret)
+		ret = stop;
 	trn_udma_queue_free(tpd, &uq);
 out:
 	dma_free_coherent(dev, 3 * PAGE_SIZE, buf, buf_dma);

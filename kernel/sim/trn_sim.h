@@ -89,6 +89,9 @@ struct trn_sim_shape {
  * @late_next: debugfs knob: so many of the next jobs to start stall until
  *             their ring is reset, then finish just before it (the race of
  *             a timeout with a completion, on purpose)
+ * @reset_fail_next: debugfs knob: so many of the next ring resets fail, as
+ *                   on an engine that no longer responds (the core then
+ *                   resets the device)
  * @jobs_executed: jobs the device finished (and wrote back), any status
  */
 struct trn_sim_dev {
@@ -119,6 +122,7 @@ struct trn_sim_dev {
 	u64 clock_base;
 	atomic_t hang_next;
 	atomic_t late_next;
+	atomic_t reset_fail_next;
 	atomic64_t jobs_executed;
 };
 
@@ -166,7 +170,8 @@ void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev);
 int trn_sim_ring_init(struct trn_device *tdev, const struct trn_hw_ring *ring);
 void trn_sim_ring_fini(struct trn_device *tdev, u32 index);
 void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
-bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
+int trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
+int trn_sim_device_reset(struct trn_device *tdev);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);

@@ -43,6 +43,7 @@ static const struct trn_hw_ops trn_sim_hw_ops = {
 	.ring_fini = trn_sim_ring_fini,
 	.ring_doorbell = trn_sim_ring_doorbell,
 	.ring_reset = trn_sim_ring_reset,
+	.device_reset = trn_sim_device_reset,
 };
 
 static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)

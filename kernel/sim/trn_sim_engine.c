@@ -543,6 +543,33 @@ static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
 		ring->state = TRN_SIM_RING_BLOCKED;
 }
 
+/*
+ * Stop @ring until the next doorbell and, unless job @seqno finished,
+ * abandon it; under the core's exec_lock. Whether it was abandoned.
+ */
+static bool trn_sim_ring_abandon(struct trn_sim_ring *ring, u64 seqno)
+{
+	struct trn_sim_core *core = ring->core;
+	unsigned long flags;
+
+	/* The race a late job stands for happens before the reset looks. */
+	if (ring->state == TRN_SIM_RING_LATE)
+		trn_sim_ring_finish_late(ring);
+	spin_lock_irqsave(&core->lock, flags);
+	ring->paused = true;
+	spin_unlock_irqrestore(&core->lock, flags);
+	if (ring->completed >= seqno)
+		return false;
+	trn_sim_exec_release(&ring->exec);
+	ring->completed = seqno;
+	ring->seqno = seqno + 1;
+	ring->state = TRN_SIM_RING_IDLE;
+	/* As in trn_sim_ring_complete(), for the core's dma_rmb(). */
+	smp_store_release(&ring->status->completed_seqno,
+			  cpu_to_le64(ring->completed));
+	return true;
+}
+
 /**
  * trn_sim_ring_reset() - trn_hw_ops.ring_reset of the simulator
  * @tdev: the device
@@ -558,44 +585,68 @@ static void trn_sim_ring_finish_late(struct trn_sim_ring *ring)
  * Either way the ring fetches no further job until the next doorbell, so
  * that the core can flag the jobs it must skip first.
  *
- * Return: true if job @seqno was abandoned, false if it had finished.
+ * With the debugfs knob reset_fail_next set, the reset fails instead
+ * (-EIO, nothing changes), as a ring whose engine no longer responds would:
+ * the core then resets the device (trn_sim_device_reset()).
+ *
+ * Return: 1 if job @seqno was abandoned, 0 if it had finished, -EIO.
  */
-bool trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
+int trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 {
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
 	struct trn_sim_ring *ring;
 	struct trn_sim_core *core;
 	bool abandoned = false;
-	unsigned long flags;
 	u32 q;
 
 	core = trn_sim_core_of(sdev, index, &q);
 	if (!core)
-		return false;
+		return 0;
+	if (atomic_dec_if_positive(&sdev->reset_fail_next) >= 0)
+		return -EIO;
 	mutex_lock(&core->exec_lock);
 	ring = core->rings[q];
-	/* The race a late job stands for happens before the reset looks. */
-	if (ring && ring->state == TRN_SIM_RING_LATE)
-		trn_sim_ring_finish_late(ring);
-	if (ring) {
-		spin_lock_irqsave(&core->lock, flags);
-		ring->paused = true;
-		spin_unlock_irqrestore(&core->lock, flags);
-	}
-	if (ring && ring->completed < seqno) {
-		abandoned = true;
-		trn_sim_exec_release(&ring->exec);
-		ring->completed = seqno;
-		ring->seqno = seqno + 1;
-		ring->state = TRN_SIM_RING_IDLE;
-		/* As in trn_sim_ring_complete(), for the core's dma_rmb(). */
-		smp_store_release(&ring->status->completed_seqno,
-				  cpu_to_le64(ring->completed));
-	}
+	if (ring)
+		abandoned = trn_sim_ring_abandon(ring, seqno);
 	mutex_unlock(&core->exec_lock);
 	if (ring)
 		trn_sim_core_kick(core);
-	return abandoned;
+	return abandoned ? 1 : 0;
+}
+
+/**
+ * trn_sim_device_reset() - trn_hw_ops.device_reset of the simulator
+ * @tdev: the device, every ring held by the core
+ *
+ * Every ring abandons the job it fetched (running, waiting for a semaphore
+ * or hung) and waits for the next doorbell; jobs not fetched yet run
+ * afterwards. Device memory, semaphores and MMU contexts are kept.
+ *
+ * Return: 0.
+ */
+int trn_sim_device_reset(struct trn_device *tdev)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	struct trn_sim_ring *ring;
+	struct trn_sim_core *core;
+	u32 i, q;
+
+	for (i = 0; i < sdev->num_cores; i++) {
+		core = sdev->cores[i];
+		mutex_lock(&core->exec_lock);
+		for (q = 0; q < sdev->queues_per_core; q++) {
+			ring = core->rings[q];
+			if (!ring)
+				continue;
+			/* A fetched job is @seqno; an idle ring has none. */
+			trn_sim_ring_abandon(ring,
+					     ring->state == TRN_SIM_RING_IDLE ?
+					     ring->completed : ring->seqno);
+		}
+		mutex_unlock(&core->exec_lock);
+		trn_sim_core_kick(core);
+	}
+	return 0;
 }
 
 static void trn_sim_cores_free(struct trn_sim_dev *sdev, u32 count)
@@ -637,6 +688,7 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 	sdev->clock_base = ktime_get_ns();
 	atomic_set(&sdev->hang_next, 0);
 	atomic_set(&sdev->late_next, 0);
+	atomic_set(&sdev->reset_fail_next, 0);
 	atomic64_set(&sdev->jobs_executed, 0);
 
 	sdev->engine_wq = alloc_workqueue("%s", WQ_UNBOUND, 0,
@@ -702,7 +754,7 @@ void trn_sim_engine_fini(struct trn_sim_dev *sdev)
 	sdev->engine_wq = NULL;
 }
 
-/* A count knob in debugfs (hang_next, late_next); @data is its atomic_t. */
+/* A count knob in debugfs (hang_next, ...); @data is its atomic_t. */
 static int trn_sim_knob_get(void *data, u64 *val)
 {
 	*val = atomic_read((atomic_t *)data);
@@ -739,6 +791,8 @@ void trn_sim_engine_debugfs_init(struct trn_sim_dev *sdev)
 				   &sdev->hang_next, &trn_sim_knob_fops);
 	debugfs_create_file_unsafe("late_next", 0600, sdev->debugfs,
 				   &sdev->late_next, &trn_sim_knob_fops);
+	debugfs_create_file_unsafe("reset_fail_next", 0600, sdev->debugfs,
+				   &sdev->reset_fail_next, &trn_sim_knob_fops);
 	debugfs_create_file_unsafe("jobs_executed", 0400, sdev->debugfs, sdev,
 				   &trn_sim_jobs_executed_fops);
 }

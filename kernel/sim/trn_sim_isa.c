@@ -438,13 +438,10 @@ static int trn_sim_op_call(struct trn_sim_exec *x, struct trn_sim_frame *f,
 {
 	const struct trn_cmd_call *c = &x->cmd.call;
 	u64 va = cmd_u64(c->va), size = cmd_u64(c->size);
+	u32 status = trn_isa_check_call(va, size, c->pad, x->depth);
 
-	if (c->pad)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if (((va | size) & 7) || !size)
-		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
-	if (x->depth > TRN_ISA_MAX_CALL_DEPTH)
-		return trn_sim_fail(x, DRM_TRN_STATUS_CALL_DEPTH);
+	if (status != DRM_TRN_STATUS_OK)
+		return trn_sim_fail(x, status);
 	/* Return to the command after the CALL. */
 	f->pc += (u64)words * 8;
 	x->stack[x->depth].va = va;

@@ -370,6 +370,160 @@ TEST_F(rec, hang_next)
 	EXPECT_EQ(c0.failed + 2, c.failed);
 }
 
+/* Wait up to WAIT_MS for the 32-bit word at @p to read @v. */
+static bool word_becomes(const volatile uint32_t *p, uint32_t v)
+{
+	int i;
+
+	for (i = 0; i < WAIT_MS / 10 && *p != v; i++)
+		usleep(10000);
+	return *p == v;
+}
+
+/*
+ * A ring that cannot be reset (the simulator's reset_fail_next, as an
+ * engine that stops answering) takes the device with it: the core resets
+ * the whole device. The hung job fails -ETIMEDOUT and its queue is guilty
+ * and banned; a job of another context that the device was running on the
+ * other core at the time (waiting on a semaphore, its first command done)
+ * is abandoned without blame, -ECANCELED, and the job queued behind it
+ * runs after the reset; device_resets counts one.
+ *
+ * The order of the two timeouts is what makes this deterministic: on a
+ * device of its own with a 3 s timeout, the other context's job starts
+ * 400 ms after the hung one, more than the kernel timer's slack at 3 s
+ * (256 ms), so the hung job's timeout always fires first, while the other
+ * job is already waiting.
+ */
+TEST_F(rec, device_reset)
+{
+	enum { ID = 52, TIMEOUT = 3000 };
+	struct drm_trn_queue_create qa, qb;
+	struct drm_trn_queue_status st;
+	struct host_bo cmd_b, data_b;
+	uint64_t resets0, resets, s_hung, s_wait, s_after;
+	char hang[128], fail[128];
+	uint32_t bos_b[2], out;
+	struct drm_trn_job j;
+	struct cmds cs_b;
+	int64_t t0;
+	int fd_a, fd_b, ret;
+	volatile uint32_t *wb;
+
+	sim_debugfs_path(DEV, "reset_fail_next", fail, sizeof(fail));
+	if (access(fail, W_OK))
+		SKIP(return, "no %s", fail);
+	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT));
+	ret = sim_new(ID, 2, 16, 1);
+	restore_timeout(self);
+	ASSERT_EQ(0, ret);
+	sim_debugfs_path(ID, "hang_next", hang, sizeof(hang));
+	sim_debugfs_path(ID, "reset_fail_next", fail, sizeof(fail));
+	ASSERT_EQ(0, sim_accel_u64(ID, "device_resets", &resets0));
+
+	/* Context A: a job on core 1 that hangs, whose ring reset fails. */
+	fd_a = sim_open(ID);
+	ASSERT_LE(0, fd_a);
+	ASSERT_EQ(0, queue_create(fd_a, 1, DRM_TRN_PRIORITY_NORMAL, &qa));
+	ASSERT_EQ(0, syncobj_create(fd_a, 0, &out));
+	ASSERT_EQ(0, sysfs_write(hang, "1"));
+	ASSERT_EQ(0, sysfs_write(fail, "1"));
+	{
+		struct drm_trn_sync o = { .handle = out };
+		struct host_bo cmd_a;
+		struct cmds cs_a;
+
+		ASSERT_EQ(0, host_bo_new(fd_a, 4096, &cmd_a));
+		cmds_init(&cs_a, cmd_a.map, cmd_a.va, cmd_a.size);
+		ASSERT_EQ(0, cmds_nop(&cs_a));
+		job_init(&j, cs_a.va, (uint32_t)cs_a.len);
+		j.bo_handles = (uintptr_t)&cmd_a.handle;
+		j.bo_count = 1;
+		j.out_syncs = (uintptr_t)&o;
+		j.out_count = 1;
+		t0 = mono_ns();
+		ASSERT_EQ(0, submit_jobs(fd_a, qa.queue_id, &j, 1));
+		s_hung = j.seqno;
+	}
+
+	/* The device took it: B's job cannot be the one that hangs. */
+	{
+		uint64_t left = 1;
+		int i;
+
+		for (i = 0; i < WAIT_MS / 10 && left; i++) {
+			ASSERT_EQ(0, read_u64(hang, &left));
+			if (left)
+				usleep(10000);
+		}
+		ASSERT_EQ(0, left);
+	}
+
+	/* Context B on core 0, 400 ms later: write, then wait for good. */
+	fd_b = sim_open(ID);
+	ASSERT_LE(0, fd_b);
+	ASSERT_EQ(0, queue_create(fd_b, 0, DRM_TRN_PRIORITY_NORMAL, &qb));
+	ASSERT_EQ(0, host_bo_new(fd_b, 4096, &cmd_b));
+	ASSERT_EQ(0, host_bo_new(fd_b, 4096, &data_b));
+	bos_b[0] = cmd_b.handle;
+	bos_b[1] = data_b.handle;
+	wb = data_b.map;
+	cmds_init(&cs_b, cmd_b.map, cmd_b.va, cmd_b.size);
+	ASSERT_EQ(0, cmds_write32(&cs_b, data_b.va, 1));
+	ASSERT_EQ(0, cmds_sem(&cs_b, true, HANG_SEM, 1));
+	while (mono_ns() - t0 < 400 * 1000000LL)
+		usleep(10000);
+	job_init(&j, cs_b.va, (uint32_t)cs_b.len);
+	j.bo_handles = (uintptr_t)bos_b;
+	j.bo_count = 2;
+	ASSERT_EQ(0, submit_jobs(fd_b, qb.queue_id, &j, 1));
+	s_wait = j.seqno;
+	{
+		size_t from = cs_b.len;
+
+		ASSERT_EQ(0, cmds_write32(&cs_b, data_b.va + 4, 2));
+		job_init(&j, cs_b.va + from, (uint32_t)(cs_b.len - from));
+		j.bo_handles = (uintptr_t)bos_b;
+		j.bo_count = 2;
+		ASSERT_EQ(0, submit_jobs(fd_b, qb.queue_id, &j, 1));
+		s_after = j.seqno;
+	}
+	/* B's first job runs, and waits, before A's timeout. */
+	ASSERT_TRUE(word_becomes(wb, 1));
+	ASSERT_GT((int64_t)TIMEOUT * 1000000, mono_ns() - t0)
+		TH_LOG("B's job started after A's timeout: too slow a machine");
+
+	ASSERT_EQ(0, syncobj_wait_point(fd_a, out, 0, WAIT_MS));
+	EXPECT_EQ(-ETIMEDOUT, syncobj_fence_status(fd_a, out));
+	ASSERT_EQ(0, queue_status(fd_a, qa.queue_id, &st));
+	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_GUILTY);
+	EXPECT_TRUE(st.state & DRM_TRN_QUEUE_BANNED);
+	EXPECT_EQ(s_hung, st.failed_seqno);
+
+	ASSERT_EQ(0, syncobj_wait_point(fd_b, qb.syncobj, s_after, WAIT_MS));
+	/* 1: signalled without error (a timeline's older points are gone). */
+	EXPECT_EQ(1, timeline_fence_status(fd_b, qb.syncobj, s_after));
+	EXPECT_EQ(2, wb[1]);
+	ASSERT_EQ(0, queue_status(fd_b, qb.queue_id, &st));
+	EXPECT_FALSE(st.state & (DRM_TRN_QUEUE_GUILTY | DRM_TRN_QUEUE_BANNED))
+		TH_LOG("state %#x", st.state);
+	EXPECT_EQ(1, st.jobs_failed);
+	EXPECT_EQ(s_wait, st.failed_seqno);
+	EXPECT_EQ(ECANCELED, st.error);
+	EXPECT_EQ(DRM_TRN_STATUS_ABORTED, st.status);
+
+	ASSERT_EQ(0, sim_accel_u64(ID, "device_resets", &resets));
+	EXPECT_EQ(resets0 + 1, resets);
+	ASSERT_EQ(0, sim_accel_u64(ID, "wedged", &resets));
+	EXPECT_EQ(0, resets);
+
+	host_bo_free(fd_b, &cmd_b);
+	host_bo_free(fd_b, &data_b);
+	close(fd_b);
+	close(fd_a);
+	ASSERT_EQ(0, sim_del(ID));
+}
+
 /*
  * The race a timeout can meet: the job finishes just as its timeout is
  * handled, and the ring's next job has already started. The simulator's

@@ -29,10 +29,11 @@ FIXTURE(uapi)
 
 FIXTURE_SETUP(uapi)
 {
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	self->fd = sim_open(0);
-	ASSERT_LE(0, self->fd) TH_LOG("open device 0: %s", strerror(-self->fd));
+	self->fd = -1;
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, no part)");
+	self->fd = dut_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open the device: %s", strerror(-self->fd));
 	memset(self->buf, PATTERN, sizeof(self->buf));
 }
 
@@ -99,9 +100,17 @@ TEST_F(uapi, valid_query)
 	memcpy(&info, self->buf, sizeof(info));
 	EXPECT_EQ(DRM_TRN_UAPI_MAJOR, info.uapi_major);
 	EXPECT_EQ(DRM_TRN_UAPI_MINOR, info.uapi_minor);
-	EXPECT_EQ(DRM_TRN_GEN_SIM, info.generation);
-	EXPECT_EQ(0, info.device_id);
-	EXPECT_EQ(SIM_DEFAULT_CORES, info.num_cores);
+	if (dut_is_part()) {
+		/* A Trn2 or Trn3: its PCI device id, 8 NeuronCores. */
+		EXPECT_TRUE(info.generation == DRM_TRN_GEN_TRN2 ||
+			    info.generation == DRM_TRN_GEN_TRN3);
+		EXPECT_NE(0, info.device_id);
+		EXPECT_EQ(8, info.num_cores);
+	} else {
+		EXPECT_EQ(DRM_TRN_GEN_SIM, info.generation);
+		EXPECT_EQ(0, info.device_id);
+		EXPECT_EQ(SIM_DEFAULT_CORES, info.num_cores);
+	}
 	/* Nothing past the answer is touched. */
 	EXPECT_TRUE(all_pattern(self->buf + INFO_V1_SIZE,
 				sizeof(self->buf) - INFO_V1_SIZE));
@@ -152,8 +161,8 @@ TEST_F(uapi, policy_fields)
 	EXPECT_EQ(16, info.ban_faults);
 	EXPECT_EQ(0, info.pad);
 	/* sysfs says the same. */
-	ASSERT_EQ(0, sim_accel_u64(0, "queue_depth", &depth));
-	ASSERT_EQ(0, sim_accel_u64(0, "job_timeout_ms", &timeout));
+	ASSERT_EQ(0, dut_accel_u64("queue_depth", &depth));
+	ASSERT_EQ(0, dut_accel_u64("job_timeout_ms", &timeout));
 	EXPECT_EQ(depth, info.queue_depth);
 	EXPECT_EQ(timeout, info.job_timeout_ms);
 }

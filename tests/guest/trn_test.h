@@ -280,6 +280,28 @@ static inline bool dut_available(void)
 			       access(SIM_BUS "/new_device", W_OK) == 0;
 }
 
+/* Open the device under test's accel node; fd or -errno. */
+static inline int dut_open(void)
+{
+	unsigned int minor;
+	int ret = dut_minor(&minor);
+
+	return ret ? ret : open_minor(minor);
+}
+
+/* A number in the device under test's accel sysfs directory. */
+static inline int dut_accel_u64(const char *attr, uint64_t *val)
+{
+	unsigned int minor;
+	char path[128];
+	int ret = dut_minor(&minor);
+
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/%s", minor, attr);
+	return read_u64(path, val);
+}
+
 /* ioctl() returning 0 or -errno (no retry: tests want the raw result). */
 static inline int raw_ioctl(int fd, unsigned long request, void *arg)
 {

@@ -179,6 +179,29 @@ static void pattern(uint8_t *p, size_t n, uint32_t seed)
 		p[i] = (uint8_t)(seed + i * 7 + (i >> 9));
 }
 
+/* 0 if @p holds pattern(@seed), else the offset of the first difference + 1. */
+static size_t check_pattern(const uint8_t *p, size_t n, uint32_t seed)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (p[i] != (uint8_t)(seed + i * 7 + (i >> 9)))
+			return i + 1;
+	return 0;
+}
+
+static int write_str(const char *path, const char *value)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, value, strlen(value)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 TEST_F(part, identity)
 {
 	EXPECT_EQ(TRN_GEN_TRN2, self->info.generation);
@@ -669,6 +692,168 @@ TEST_F(part, stuck_engine)
 }
 
 /*
+ * The other context of wedged_engine_device_reset, in a child process (a
+ * process has one DRM file per device: libtrnhal shares it): a copy on
+ * NeuronCore 5 once @go says so, which must be abandoned by the device
+ * reset without blame, then, once @go says again, a copy that works. The
+ * exit status says which step failed (0: none).
+ */
+static int other_context(int minor, int go)
+{
+	trn_bo_t *src, *dst, *bos[3];
+	struct trn_queue_status st;
+	trn_device_t *dev;
+	trn_cmdbuf_t *cb;
+	struct trn_fence f;
+	trn_queue_t *q;
+	char c;
+	void *p;
+
+	if (trn_device_open((unsigned int)minor, &dev) ||
+	    trn_queue_create(dev, 5, TRN_PRIORITY_NORMAL, &q) ||
+	    trn_cmdbuf_create(dev, 0, &cb) ||
+	    trn_bo_create(dev, 4096, TRN_PLACEMENT_HOST, 0, 0, &src) ||
+	    trn_bo_create(dev, 4096, TRN_PLACEMENT_HOST, 0, 0, &dst) ||
+	    trn_bo_map(src, &p) ||
+	    trn_cmd_copy(cb, trn_bo_va(dst), trn_bo_va(src), 4096))
+		return 10;
+	pattern(p, 4096, 5);
+	bos[0] = trn_cmdbuf_bo(cb);
+	bos[1] = src;
+	bos[2] = dst;
+	{
+		struct trn_job job = {
+			.cmd_va = trn_cmdbuf_va(cb),
+			.cmd_size = (uint32_t)trn_cmdbuf_size(cb),
+			.bos = bos,
+			.bo_count = 3,
+		};
+
+		if (read(go, &c, 1) != 1)
+			return 11;
+		/* The wait returns the job's status once it ended. */
+		if (trn_submit(q, &job, &f))
+			return 12;
+		if (trn_fence_wait(&f, trn_now_ns() + WAIT_NS) != -ECANCELED)
+			return 13;
+		if (trn_queue_status(q, &st) || st.status != TRN_STATUS_ABORTED ||
+		    st.state & (TRN_QUEUE_GUILTY | TRN_QUEUE_BANNED))
+			return 14;
+		if (read(go, &c, 1) != 1)
+			return 15;
+		if (trn_submit(q, &job, &f))
+			return 16;
+		if (trn_fence_wait(&f, trn_now_ns() + WAIT_NS))
+			return 17;
+	}
+	if (trn_bo_map(dst, &p) || check_pattern(p, 4096, 5))
+		return 18;
+	return 0;
+}
+
+/* A number in the sysfs directory of accel node @minor; ~0 on error. */
+static uint64_t accel_u64(int minor, const char *attr)
+{
+	char path[128];
+	unsigned long long v;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/%s", minor,
+		 attr);
+	f = fopen(path, "r");
+	if (!f)
+		return ~0ULL;
+	if (fscanf(f, "%llu", &v) != 1)
+		v = ~0ULL;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A ring whose UDMA queue does not reset (the model's wedged-engine knob
+ * on the engine of NeuronCore 6: SENG group 2, engine 1) takes the part
+ * with it: the core resets the device, which clears the knob. The job that
+ * timed out fails -ETIMEDOUT; a job of another context that was on the
+ * engine of NeuronCore 5 at the time (stuck, but its queue resets) is
+ * abandoned without blame, -ECANCELED; device_resets counts one; and then
+ * the rings work again, NeuronCore 6's included.
+ *
+ * The other job starts 1.5 s after the hung one, more than the kernel
+ * timer's slack at the job timeout, so the hung job's timeout fires first,
+ * always, while the other job is on its engine.
+ */
+TEST_F(part, wedged_engine_device_reset)
+{
+	trn_bo_t *bos[2] = { self->host_a, self->host_b };
+	trn_bo_t *all[3] = { trn_cmdbuf_bo(self->cb), self->host_a,
+			     self->host_b };
+	struct trn_job job = { .bos = all, .bo_count = 3 };
+	struct trn_queue_status st;
+	struct trn_fence f_hung;
+	trn_queue_t *q6, *again;
+	int minor = find_trn2(), go[2], status, i;
+	uint64_t resets0;
+	int64_t t0;
+	pid_t pid;
+
+	ASSERT_LE(0, minor);
+	resets0 = accel_u64(minor, "device_resets");
+	ASSERT_NE(~0ULL, resets0);
+	ASSERT_EQ(0, pipe(go));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(go[1]);
+		_exit(other_context(minor, go[0]));
+	}
+	close(go[0]);
+
+	pattern(self->a, 4096, 3);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(self->host_a), 4096));
+	job.cmd_va = trn_cmdbuf_va(self->cb);
+	job.cmd_size = (uint32_t)trn_cmdbuf_size(self->cb);
+	ASSERT_EQ(0, trn_queue_create(self->dev, 6, TRN_PRIORITY_NORMAL, &q6));
+	ASSERT_EQ(0, knob("trn0", "wedged-engine", "65"));
+	ASSERT_EQ(0, knob("trn0", "stuck-engine", "33"));
+	t0 = trn_now_ns();
+	ASSERT_EQ(0, trn_submit(q6, &job, &f_hung));
+	while (trn_now_ns() - t0 < 1500LL * 1000 * 1000)
+		usleep(10000);
+	ASSERT_EQ(1, write(go[1], "g", 1));
+
+	EXPECT_EQ(-ETIMEDOUT, trn_fence_wait(&f_hung, trn_now_ns() + WAIT_NS));
+	ASSERT_EQ(0, knob("trn0", "stuck-engine", "4294967295"));
+	ASSERT_EQ(1, write(go[1], "g", 1));
+	close(go[1]);
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) TH_LOG("the other context's step %d failed",
+						 WEXITSTATUS(status));
+
+	ASSERT_EQ(0, trn_queue_status(q6, &st));
+	EXPECT_EQ(TRN_STATUS_TIMEOUT, st.status);
+	EXPECT_TRUE(st.state & TRN_QUEUE_GUILTY);
+	EXPECT_EQ(resets0 + 1, accel_u64(minor, "device_resets"));
+	EXPECT_EQ(0, accel_u64(minor, "wedged"));
+
+	/*
+	 * NeuronCores 6 and 0 work again, through new queues: the ban took
+	 * every queue the context had (the fixture's, on NeuronCore 0, too).
+	 */
+	EXPECT_EQ(-ECANCELED, run(self, bos, 2));
+	for (i = 0; i < 2; i++) {
+		memset(self->b, 0, 4096);
+		ASSERT_EQ(0, trn_queue_create(self->dev, i ? 0 : 6,
+					      TRN_PRIORITY_NORMAL, &again));
+		EXPECT_EQ(0, run_on(self, again, bos, 2));
+		EXPECT_EQ(0, memcmp(self->a, self->b, 4096));
+		trn_queue_destroy(again);
+	}
+	trn_queue_destroy(q6);
+}
+
+/*
  * Whether the root port above PCI device @sysdev has pciehp: a pcie004
  * service device in /sys/bus/pci_express (PCIE_PORT_SERVICE_HP).
  */
@@ -698,8 +883,8 @@ struct load {
 	trn_device_t *dev;
 	trn_queue_t *q;
 	trn_cmdbuf_t *cb;
-	trn_bo_t *src, *dst;
-	uint8_t *s, *d;
+	trn_bo_t *src, *dst, *user, *wc;
+	uint8_t *s, *d, *u, *w;
 	volatile int stop;
 	unsigned int ok, gone, wrong, other;
 	int last;
@@ -751,7 +936,12 @@ static void *load_run(void *arg)
  * Every job that finished before has the right bytes, the one running
  * fails (-ETIMEDOUT while the part is dead but not yet removed, else
  * -ENODEV), nothing hangs, and afterwards the device's handle and its
- * queue answer -ENODEV.
+ * queue answer -ENODEV, while the host buffers the files still hold keep
+ * their contents (the DMA side is gone: with DMA-API debugging, pci-debug's
+ * kernel log says so if not).
+ * With TRN_PCI_UNPLUG_BY=sysfs the OS removes the dead part through its
+ * sysfs "remove" instead: the driver sees the same vanished part, without
+ * pciehp (whose own lockdep report on the debug kernel has no trn frames).
  * The part does not come back; the other tests use the Trn2. A fixture of
  * its own, defined last, so that it runs last.
  */
@@ -774,7 +964,9 @@ FIXTURE_TEARDOWN(unplug)
 
 TEST_F(unplug, surprise_removal_under_load)
 {
+	const char *by = getenv("TRN_PCI_UNPLUG_BY");
 	struct trn_device_info info;
+	bool by_sysfs;
 	char sysdev[128];
 	struct load l = { 0 };
 	pthread_t t;
@@ -786,9 +978,12 @@ TEST_F(unplug, surprise_removal_under_load)
 	ASSERT_LE(0, minor) TH_LOG("no Trn3 (1d0f:7564) bound to trn_pci");
 	snprintf(sysdev, sizeof(sysdev), "/sys/class/accel/accel%d/device",
 		 minor);
+	by_sysfs = by && !strcmp(by, "sysfs");
 	/* pciehp must drive the part's root port, or nothing is unplugged. */
-	ASSERT_EQ(0, has_hotplug(sysdev))
-		TH_LOG("the part's root port has no PCIe hot plug service");
+	if (!by_sysfs) {
+		ASSERT_EQ(0, has_hotplug(sysdev))
+			TH_LOG("the part's root port has no PCIe hot plug service");
+	}
 	ASSERT_EQ(0, trn_device_open((unsigned int)minor, &l.dev));
 	ASSERT_EQ(0, trn_queue_create(l.dev, 2, TRN_PRIORITY_NORMAL, &l.q));
 	ASSERT_EQ(0, trn_cmdbuf_create(l.dev, 0, &l.cb));
@@ -801,6 +996,16 @@ TEST_F(unplug, surprise_removal_under_load)
 	ASSERT_EQ(0, trn_bo_map(l.dst, &p));
 	l.d = p;
 	pattern(l.s, 256 * 1024, 42);
+	/* Held across the removal: user memory, write-combined host memory. */
+	l.u = aligned_alloc(4096, 64 * 1024);
+	ASSERT_NE(NULL, l.u);
+	pattern(l.u, 64 * 1024, 7);
+	ASSERT_EQ(0, trn_bo_userptr(l.dev, l.u, 64 * 1024, 0, &l.user));
+	ASSERT_EQ(0, trn_bo_create(l.dev, 64 * 1024, TRN_PLACEMENT_HOST,
+				   TRN_BO_HOST_WC, 0, &l.wc));
+	ASSERT_EQ(0, trn_bo_map(l.wc, &p));
+	l.w = p;
+	pattern(l.w, 64 * 1024, 9);
 	ASSERT_EQ(0, trn_cmd_copy(l.cb, trn_bo_va(l.dst), trn_bo_va(l.src),
 				  256 * 1024));
 	ASSERT_EQ(0, pthread_create(&t, NULL, load_run, &l));
@@ -809,8 +1014,15 @@ TEST_F(unplug, surprise_removal_under_load)
 		usleep(10000);
 	EXPECT_LE(5, l.ok);
 	ASSERT_EQ(0, knob("trn1", "removed", "true"));
-	ASSERT_EQ(0, qmp("{\"execute\": \"device_del\", \"arguments\": "
-			 "{\"id\": \"trn1\"}}"));
+	if (by_sysfs) {
+		char rm[160];
+
+		snprintf(rm, sizeof(rm), "%s/remove", sysdev);
+		ASSERT_EQ(0, write_str(rm, "1"));
+	} else {
+		ASSERT_EQ(0, qmp("{\"execute\": \"device_del\", "
+				 "\"arguments\": {\"id\": \"trn1\"}}"));
+	}
 	/* pciehp takes 5 s from the attention button to removing it. */
 	for (i = 0; i < 600 && stat(sysdev, &sb) == 0; i++)
 		usleep(100000);
@@ -820,6 +1032,10 @@ TEST_F(unplug, surprise_removal_under_load)
 	EXPECT_EQ(0, l.wrong);
 	EXPECT_EQ(0, l.other) TH_LOG("a job ended with %d", l.last);
 	EXPECT_EQ(1, l.gone);
+	/* Host memory outlives the part, contents and all. */
+	EXPECT_EQ(0, check_pattern(l.s, 256 * 1024, 42));
+	EXPECT_EQ(0, check_pattern(l.u, 64 * 1024, 7));
+	EXPECT_EQ(0, check_pattern(l.w, 64 * 1024, 9));
 	EXPECT_EQ(-ENODEV, trn_device_info(l.dev, &info));
 	{
 		trn_bo_t *bos[1] = { trn_cmdbuf_bo(l.cb) };
@@ -835,6 +1051,9 @@ TEST_F(unplug, surprise_removal_under_load)
 	}
 	trn_bo_free(l.src);
 	trn_bo_free(l.dst);
+	trn_bo_free(l.user);
+	trn_bo_free(l.wc);
+	free(l.u);
 	trn_cmdbuf_destroy(l.cb);
 	trn_queue_destroy(l.q);
 	trn_device_close(l.dev);

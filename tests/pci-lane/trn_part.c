@@ -24,7 +24,9 @@
  *
  * Run-time fault knobs (QMP qom-set on the device): "stuck-queue" (engine
  * * 16 + queue, or -1) stops one queue making progress, "stuck-engine"
- * (an engine, or -1) all queues of one engine; "dma-error" makes
+ * (an engine, or -1) all queues of one engine; "wedged-engine" (an
+ * engine, or -1) stops all queues of one engine and makes them ignore
+ * their reset bit, until a device reset (which clears the knob); "dma-error" makes
  * the next descriptor fail (the queue stops with bit 0 of its status
  * register set until it is reset); "removed" turns the part into a
  * surprise-removed one: reads return all ones, writes and DMA stop.
@@ -165,6 +167,7 @@ struct TrnPartState {
 	/* Run-time knobs. */
 	uint32_t stuck_queue;
 	uint32_t stuck_engine;
+	uint32_t wedged_engine;
 	bool dma_error;
 	bool removed;
 
@@ -282,7 +285,8 @@ static bool trn_queue_run(TrnPartState *s, unsigned int e, unsigned int qi,
 	TrnQueue *q = &s->q[e][qi];
 
 	if (q->status & TRN_Q_STATUS_ERROR ||
-	    s->stuck_queue == e * TRN_QUEUES + qi || s->stuck_engine == e)
+	    s->stuck_queue == e * TRN_QUEUES + qi || s->stuck_engine == e ||
+	    s->wedged_engine == e)
 		return false;
 	while (trn_ring_ready(&q->m2s) && trn_ring_ready(&q->s2m)) {
 		uint32_t mlen, slen;
@@ -443,7 +447,8 @@ static void trn_queue_write(TrnPartState *s, int e, uint64_t off,
 	case TRN_Q_S2M_SW_CTRL:
 		if ((reg == TRN_Q_M2S_SW_CTRL) != m2s)
 			break;
-		if (val & TRN_Q_SW_CTRL_RST_Q) {
+		/* A wedged engine's queues ignore it: only a reset helps. */
+		if (val & TRN_Q_SW_CTRL_RST_Q && s->wedged_engine != (uint32_t)e) {
 			r->head = 0;
 			r->tail = 0;
 			r->ring_id = 1;
@@ -570,6 +575,7 @@ static void trn_part_reset_state(TrnPartState *s)
 		}
 	memset(s->sem, 0, sizeof(s->sem));
 	memset(s->event, 0, sizeof(s->event));
+	s->wedged_engine = UINT32_MAX;
 }
 
 static void trn_reset_done(void *opaque)
@@ -687,6 +693,9 @@ static void trn_part_instance_init(Object *obj)
 				       OBJ_PROP_FLAG_READWRITE);
 	s->stuck_engine = UINT32_MAX;
 	object_property_add_uint32_ptr(obj, "stuck-engine", &s->stuck_engine,
+				       OBJ_PROP_FLAG_READWRITE);
+	s->wedged_engine = UINT32_MAX;
+	object_property_add_uint32_ptr(obj, "wedged-engine", &s->wedged_engine,
 				       OBJ_PROP_FLAG_READWRITE);
 	object_property_add_bool(obj, "dma-error", trn_get_dma_error,
 				 trn_set_dma_error);
