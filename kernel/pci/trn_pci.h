@@ -9,6 +9,7 @@
 #ifndef __TRN_PCI_H__
 #define __TRN_PCI_H__
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/rbtree.h>
 #include <linux/mutex.h>
@@ -146,6 +147,8 @@ struct trn_udma_queue {
  * @cp_wq: where the rings' work items run
  * @unwedged: work items of rings whose queue did not reset wait here for
  *            the device reset
+ * @sem_wq: work items of rings whose job is in SEM_WAIT wait here for a
+ *          SEM_SIGNAL, a reset or the ring's end
  * @gone: the part stopped answering (surprise removal); nothing touches
  *        its registers any more
  */
@@ -166,6 +169,7 @@ struct trn_pci_dev {
 	u32 num_rings;
 	struct workqueue_struct *cp_wq;
 	wait_queue_head_t unwedged;
+	wait_queue_head_t sem_wq;
 	bool gone;
 };
 
@@ -198,15 +202,19 @@ struct trn_pci_map {
 };
 
 /**
- * struct trn_pci_ctx - a context's address space
+ * struct trn_pci_ctx - a context's address space and semaphores
  * @lock: protects @maps; the command processor holds it from translating
  *        an address until the DMA that uses it completed, so that a
  *        mapping is never removed under an engine
  * @maps: &struct trn_pci_map by address
+ * @sems: %TRN_NUM_SEMAPHORES semaphores per NeuronCore (core * 256 + sem),
+ *        kept by the command processor: the rings of one core run in
+ *        parallel work items, so they are atomic rather than locked
  */
 struct trn_pci_ctx {
 	struct mutex lock;	/* see above */
 	struct rb_root maps;
+	atomic64_t *sems;
 };
 
 /**

@@ -20,11 +20,16 @@
  *
  * What the UDMA engines can carry runs: NOP, WRITE (the value staged in a
  * host scratch slot), FILL (from a host page of the pattern), COPY 1D/2D
- * (split where either side's memory is not contiguous) and CALL. The
- * other opcodes need the NeuronCores' own engines, which the public driver
- * does not document for this use; the device does not advertise them
- * (DRM_TRN_CAP_*) and fails a job at the first one with
- * %DRM_TRN_STATUS_UNSUPPORTED. Nothing is computed on the CPU instead.
+ * (split where either side's memory is not contiguous) and CALL. So do
+ * SEM_SIGNAL and SEM_WAIT, which order the rings of one core: the context's
+ * semaphores are the command processor's own (&trn_pci_ctx.sems), a signal
+ * comes after the DMA of the commands before it completed, and a waiting
+ * ring's work item sleeps on &trn_pci_dev.sem_wq, its batch flushed and
+ * the table lock dropped. The other opcodes need the NeuronCores' own
+ * engines, which the public driver does not document for this use; the
+ * device does not advertise them (DRM_TRN_CAP_*) and fails a job at the
+ * first one with %DRM_TRN_STATUS_UNSUPPORTED. Nothing is computed on the
+ * CPU instead.
  *
  * Completion: the engines neither write back nor interrupt. A batch of
  * descriptors ends with a 4-byte copy of a sequence number between two
@@ -79,9 +84,12 @@ static const u64 trn_cp_seng[] = {
 	TRN_UDMA_SENG_0, TRN_UDMA_SENG_1, TRN_UDMA_SENG_2, TRN_UDMA_SENG_3,
 };
 
-/* The opcodes the UDMA engines can carry (the rest: UNSUPPORTED). */
+/* The opcodes the command processor runs (the rest: UNSUPPORTED). */
 #define TRN_CP_RUNS	(BIT(TRN_OP_NOP) | BIT(TRN_OP_WRITE) | BIT(TRN_OP_FILL) | \
-			 BIT(TRN_OP_COPY) | BIT(TRN_OP_CALL))
+			 BIT(TRN_OP_COPY) | BIT(TRN_OP_CALL) | \
+			 BIT(TRN_OP_SEM_SIGNAL) | BIT(TRN_OP_SEM_WAIT))
+/* How long a SEM_WAIT sleeps before it looks at its cancel flag again. */
+#define TRN_CP_SEM_POLL_MS	10
 
 /* The largest command the processor reads whole. */
 #define TRN_CP_CMD_WORDS	8
@@ -117,6 +125,7 @@ struct trn_cp_frame {
  * @wedged: the ring's queue did not reset: the work item waits, holding
  *          what the engine may still reach, until a device reset
  * @seqno: the next job to fetch
+ * @desc: the running job's descriptor (its cancel flag)
  * @uq: the ring's UDMA queue
  * @scratch: host scratch (TRN_CP_*), coherent
  * @scratch_dma: its DMA address
@@ -162,6 +171,7 @@ struct trn_pci_ring {
 	bool wedged;
 	u64 seqno;
 
+	struct trn_hw_desc *desc;
 	struct trn_udma_queue uq;
 	u8 *scratch;
 	dma_addr_t scratch_dma;
@@ -530,6 +540,84 @@ static int trn_cp_call(struct trn_pci_ring *r, struct trn_cp_frame *f,
 	return 0;
 }
 
+static bool trn_cp_cancelled(const struct trn_hw_desc *desc)
+{
+	return le32_to_cpu(READ_ONCE(desc->flags)) & TRN_HW_DESC_CANCEL;
+}
+
+/* Semaphore @sem of the running job's context on this ring's core. */
+static atomic64_t *trn_cp_sem_at(struct trn_pci_ring *r, u32 sem)
+{
+	u32 core = r->index / TRN_PCI_QUEUES_PER_CORE;
+
+	return &r->pctx->sems[core * TRN_NUM_SEMAPHORES + sem];
+}
+
+/* SEM_SIGNAL: after everything before it reached memory. */
+static int trn_cp_sem_signal(struct trn_pci_ring *r,
+			     const struct trn_cmd_sem *c)
+{
+	u32 sem = le32_to_cpu((__force __le32)c->sem);
+	int ret;
+
+	if (sem >= TRN_NUM_SEMAPHORES)
+		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
+	ret = trn_cp_flush(r);
+	if (ret)
+		return ret;
+	/* Ordered after the batch's completion; the wake-up orders it for
+	 * the waiter, which reads it with acquire semantics.
+	 */
+	atomic64_add(le64_to_cpu((__force __le64)c->value),
+		     trn_cp_sem_at(r, sem));
+	wake_up_all(&r->tpd->sem_wq);
+	return 0;
+}
+
+static bool trn_cp_sem_reached(struct trn_pci_ring *r, u32 sem, u64 value)
+{
+	return (u64)atomic64_read_acquire(trn_cp_sem_at(r, sem)) >= value;
+}
+
+/*
+ * SEM_WAIT: flush, let go of the context's table, then sleep until the
+ * semaphore is reached (the command is done: 0, @f moves on), the job is
+ * cancelled (0, @f stays: the caller ends the job at this boundary), or
+ * the ring is reset, stopped or the part gone (the wait's error). Only a
+ * reset ends a wait that is never satisfied: the job's timeout.
+ */
+static int trn_cp_sem_wait(struct trn_pci_ring *r, struct trn_cp_frame *f,
+			   const struct trn_cmd_sem *c, u32 words)
+{
+	u32 sem = le32_to_cpu((__force __le32)c->sem);
+	u64 value = le64_to_cpu((__force __le64)c->value);
+	int ret;
+
+	if (sem >= TRN_NUM_SEMAPHORES)
+		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
+	ret = trn_cp_flush(r);
+	if (ret)
+		return ret;
+	trn_cp_unlock(r);
+	for (;;) {
+		if (trn_cp_sem_reached(r, sem, value)) {
+			f->pc += (u64)words * 8;
+			return 0;
+		}
+		if (READ_ONCE(r->tpd->gone))
+			return -ENODEV;
+		ret = trn_cp_wait_error(r, 0);
+		if (ret)
+			return ret;
+		if (trn_cp_cancelled(r->desc))
+			return 0;
+		wait_event_timeout(r->tpd->sem_wq,
+				   trn_cp_sem_reached(r, sem, value) ||
+				   trn_cp_aborting(r),
+				   msecs_to_jiffies(TRN_CP_SEM_POLL_MS));
+	}
+}
+
 /*
  * Fetch and run the command at @f's pc. The header rules are the ISA's,
  * checked in the simulator's order, so that a malformed command fails with
@@ -547,7 +635,8 @@ static int trn_cp_command(struct trn_pci_ring *r, struct trn_cp_frame *f)
 	BUILD_BUG_ON(sizeof(struct trn_cmd_copy) > sizeof(cmd) ||
 		     sizeof(struct trn_cmd_write) > sizeof(cmd) ||
 		     sizeof(struct trn_cmd_fill) > sizeof(cmd) ||
-		     sizeof(struct trn_cmd_call) > sizeof(cmd));
+		     sizeof(struct trn_cmd_call) > sizeof(cmd) ||
+		     sizeof(struct trn_cmd_sem) > sizeof(cmd));
 
 	ret = trn_cp_read(r, f->va + f->pc, cmd, 8);
 	if (ret)
@@ -580,17 +669,17 @@ static int trn_cp_command(struct trn_pci_ring *r, struct trn_cp_frame *f)
 		break;
 	case TRN_OP_CALL:
 		return trn_cp_call(r, f, (const void *)cmd, words);
+	case TRN_OP_SEM_SIGNAL:
+		ret = trn_cp_sem_signal(r, (const void *)cmd);
+		break;
+	case TRN_OP_SEM_WAIT:
+		return trn_cp_sem_wait(r, f, (const void *)cmd, words);
 	default:	/* NOP */
 		break;
 	}
 	if (!ret)
 		f->pc += (u64)words * 8;
 	return ret;
-}
-
-static bool trn_cp_cancelled(const struct trn_hw_desc *desc)
-{
-	return le32_to_cpu(READ_ONCE(desc->flags)) & TRN_HW_DESC_CANCEL;
 }
 
 /*
@@ -611,6 +700,7 @@ static int trn_cp_run(struct trn_pci_ring *r, struct trn_hw_desc *desc,
 	r->fault_va = 0;
 	*error_offset = 0;
 	*error_cmd_va = 0;
+	r->desc = desc;
 	r->ctx = le32_to_cpu(READ_ONCE(desc->ctx));
 	r->pctx = trn_pci_ctx_get(r->tpd, r->ctx);
 	if (READ_ONCE(r->tpd->gone))
@@ -817,6 +907,29 @@ err_free:
 	return ret;
 }
 
+/*
+ * Stop a part with an engine that ignores its queue reset: a device reset
+ * in QEMU mode, and where there is none (a real part: its firmware reset is
+ * not implemented) or it fails, bus mastering off, so that the engine can
+ * never reach host memory after the caller lets go of the context tables
+ * and mappings a wedged work item holds. Only a rebind (whose probe
+ * enables bus mastering again) brings such a part back.
+ */
+static int trn_cp_stop_part(struct trn_pci_dev *tpd)
+{
+	int ret = -EOPNOTSUPP;
+
+	if (tpd->pdev->revision == TRN_PCI_REVISION_QEMU)
+		ret = trn_pci_reset_qemu(tpd);
+	if (ret) {
+		pci_clear_master(tpd->pdev);
+		dev_err(&tpd->pdev->dev,
+			"cannot reset the part (%d): bus mastering off until it is bound again\n",
+			ret);
+	}
+	return ret;
+}
+
 /**
  * trn_pci_ring_fini() - trn_hw_ops.ring_fini: stop a ring's engine
  * @tdev: the device
@@ -835,10 +948,11 @@ void trn_pci_ring_fini(struct trn_device *tdev, u32 index)
 	spin_lock_irqsave(&r->lock, flags);
 	r->stopped = true;
 	spin_unlock_irqrestore(&r->lock, flags);
+	wake_up_all(&r->tpd->sem_wq);	/* a job in SEM_WAIT ends */
 	/* A queue that did not reset stops only with the part. */
 	if (READ_ONCE(r->wedged)) {
 		if (!READ_ONCE(r->tpd->gone))
-			trn_pci_reset_qemu(r->tpd);
+			trn_cp_stop_part(r->tpd);
 		spin_lock_irqsave(&r->lock, flags);
 		r->wedged = false;
 		spin_unlock_irqrestore(&r->lock, flags);
@@ -924,6 +1038,7 @@ int trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
 	if (r->running == seqno) {
 		r->abort = true;
 		spin_unlock_irqrestore(&r->lock, flags);
+		wake_up_all(&r->tpd->sem_wq);	/* if it is in SEM_WAIT */
 		/* Its queue resets, or does not (the device must). */
 		wait_event(r->idle,
 			   trn_cp_left(r, seqno) || READ_ONCE(r->wedged));
@@ -948,7 +1063,9 @@ int trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
  * Abandons the job on every ring (a wedged ring's included, once the reset
  * has stopped its engine), resets the part (QEMU mode: the reset register)
  * and restarts every ring's UDMA queue empty. Device memory is kept, and
- * so are the contexts' tables, which are host memory.
+ * so are the contexts' tables, which are host memory. When the part does
+ * not come back, its bus mastering is turned off before any ring lets go
+ * of what its engine may still reach (trn_cp_stop_part()).
  *
  * Return: 0, -ETIMEDOUT or -ENODEV if the part did not come back,
  * -EOPNOTSUPP on a real part (its firmware reset is not implemented).
@@ -961,8 +1078,6 @@ int trn_pci_device_reset(struct trn_device *tdev)
 	u32 i;
 	int ret;
 
-	if (tpd->pdev->revision != TRN_PCI_REVISION_QEMU)
-		return -EOPNOTSUPP;
 	/* Every engine stops where it is; a wedged one waits for the reset. */
 	for (i = 0; i < tpd->num_rings; i++) {
 		r = tpd->rings[i];
@@ -973,10 +1088,12 @@ int trn_pci_device_reset(struct trn_device *tdev)
 		if (r->running)
 			r->abort = true;
 		spin_unlock_irqrestore(&r->lock, flags);
+		wake_up_all(&tpd->sem_wq);
 		/* Its queue may not reset either: then it waits for us. */
 		wait_event(r->idle, trn_cp_quiet(r));
 	}
-	ret = trn_pci_reset_qemu(tpd);
+	/* A part that did not come back loses bus mastering first. */
+	ret = trn_cp_stop_part(tpd);
 	for (i = 0; i < tpd->num_rings; i++) {
 		r = tpd->rings[i];
 		if (!r)

@@ -122,7 +122,8 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 		.va_start = TRN_PCI_VA_START,
 		.va_size = TRN_PCI_VA_END - TRN_PCI_VA_START,
 		/* Only NOP, WRITE, FILL, COPY and CALL: trn_pci_cp.c. */
-		.capabilities = DRM_TRN_CAP_HBM_CPU_VISIBLE,
+		.capabilities = DRM_TRN_CAP_HBM_CPU_VISIBLE |
+				DRM_TRN_CAP_SEMAPHORES,
 		.hbm_cpu_wc = true,
 		.ring_entries = TRN_PCI_RING_ENTRIES,
 	};
@@ -131,6 +132,7 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 
 	xa_init(&tpd->contexts);
 	init_waitqueue_head(&tpd->unwedged);
+	init_waitqueue_head(&tpd->sem_wq);
 	ret = trn_pci_cp_init(tpd);
 	if (ret)
 		return ret;

@@ -18,9 +18,12 @@
 #include <linux/highmem.h>
 #include <linux/io.h>
 #include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/pci.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
+
+#include <uapi/drm/trn_isa.h>
 
 #include "../trn_hw.h"
 #include "trn_pci.h"
@@ -55,8 +58,9 @@ static u64 trn_pci_hbm_bar_off(const struct trn_pci_dev *tpd, u64 off,
  * @tdev: the device
  * @ctx: the context number
  *
- * Contexts are tables in host memory: the part bounds their number only by
- * the core's own limit.
+ * Contexts are tables in host memory, and so are their semaphores (the
+ * NeuronCores' semaphore registers are 32-bit and shared by the whole
+ * part): the part bounds their number only by the core's own limit.
  *
  * Return: 0, -ENOMEM or -EBUSY.
  */
@@ -69,13 +73,24 @@ int trn_pci_ctx_init(struct trn_device *tdev, u32 ctx)
 	pctx = kzalloc(sizeof(*pctx), GFP_KERNEL);
 	if (!pctx)
 		return -ENOMEM;
+	pctx->sems = kvcalloc(array_size(TRN_PCI_CORES, TRN_NUM_SEMAPHORES),
+			      sizeof(*pctx->sems), GFP_KERNEL);
+	if (!pctx->sems) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
 	mutex_init(&pctx->lock);
 	pctx->maps = RB_ROOT;
 	ret = xa_insert(&tpd->contexts, ctx, pctx, GFP_KERNEL);
-	if (ret) {
-		mutex_destroy(&pctx->lock);
-		kfree(pctx);
-	}
+	if (ret)
+		goto err_sems;
+	return 0;
+
+err_sems:
+	mutex_destroy(&pctx->lock);
+	kvfree(pctx->sems);
+err_free:
+	kfree(pctx);
 	return ret;
 }
 
@@ -97,6 +112,7 @@ void trn_pci_ctx_fini(struct trn_device *tdev, u32 ctx)
 		kfree(rb_entry(node, struct trn_pci_map, node));
 	}
 	mutex_destroy(&pctx->lock);
+	kvfree(pctx->sems);
 	kfree(pctx);
 }
 

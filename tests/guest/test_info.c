@@ -5,7 +5,10 @@
  * Device information through libtrnhal and the raw ioctl: every field
  * equals what the simulator was told, for several shapes; enumeration,
  * handle sharing, unplug and fork behaviour of the library.
- * Devices used here have ids 20..29.
+ * Devices used here have ids 20..29. With TRN_TEST_DEVICE=part the tests
+ * that need no simulated device of their own run on a part bound to
+ * trn_pci (its identity is tests/pci-lane/test_pci_binding's), the others
+ * skip.
  */
 #include <sys/wait.h>
 
@@ -63,8 +66,12 @@ FIXTURE_VARIANT_ADD(shape, large_id)
 	.id = 1000, .cores = 5, .hbm_mib = 3, .queues = 9,
 };
 
+#define SIM_ONLY "simulator only: it makes simulated devices of its own"
+
 FIXTURE_SETUP(shape)
 {
+	if (dut_is_part())
+		SKIP(return, SIM_ONLY);
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	if (sim_exists(variant->id))
@@ -76,7 +83,7 @@ FIXTURE_SETUP(shape)
 
 FIXTURE_TEARDOWN(shape)
 {
-	if (sim_exists(variant->id))
+	if (sim_available() && sim_exists(variant->id))
 		EXPECT_EQ(0, sim_del(variant->id));
 }
 
@@ -164,9 +171,9 @@ TEST(version_ioctl)
 	drmVersionPtr v;
 	int fd, major, minor, patch;
 
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	fd = sim_open(0);
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
+	fd = dut_open();
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, drm_driver_name(fd, name, sizeof(name), &major, &minor,
 				     &patch));
@@ -189,10 +196,10 @@ TEST(fdinfo_keys)
 	const char *id[2];
 	int fd[2], i;
 
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
 	for (i = 0; i < 2; i++) {
-		fd[i] = sim_open(0);
+		fd[i] = dut_open();
 		ASSERT_LE(0, fd[i]);
 		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd[i]);
 		ASSERT_LT(0, read_file(path, buf[i], sizeof(buf[i])));
@@ -214,6 +221,8 @@ TEST(list_matches_sysfs)
 	size_t count, small;
 	int expected;
 
+	if (dut_is_part())
+		SKIP(return, SIM_ONLY);
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	remove_ids(24, 26);
@@ -249,9 +258,9 @@ TEST(handles_are_shared)
 	trn_device_t *a, *b;
 	unsigned int minor;
 
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_EQ(0, sim_minor(0, &minor));
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
+	ASSERT_EQ(0, dut_minor(&minor));
 	ASSERT_EQ(0, trn_device_open(minor, &a));
 	ASSERT_EQ(0, trn_device_open(minor, &b));
 	EXPECT_EQ(a, b);
@@ -278,6 +287,8 @@ TEST(unplug_under_library)
 	trn_device_t *dev;
 	unsigned int minor;
 
+	if (dut_is_part())
+		SKIP(return, SIM_ONLY);
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	remove_ids(26, 26);
@@ -302,9 +313,9 @@ TEST(fork_child_gets_echild)
 	int status;
 	pid_t pid;
 
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_EQ(0, sim_minor(0, &minor));
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
+	ASSERT_EQ(0, dut_minor(&minor));
 	ASSERT_EQ(0, trn_device_open(minor, &dev));
 	pid = fork();
 	ASSERT_LE(0, pid);

@@ -2,15 +2,17 @@
 /*
  * Copyright (c) 2026 The trn authors
  *
- * dma-buf sharing on simulated device 0: host buffers exported and imported
- * within one file and between files, refused exports, and round trips with
- * other exporters and importers (vgem, udmabuf, the system dma-heap). Data
- * is checked through CPU mappings on one side and COPY jobs (dev_copy()) on
- * the other: an imported buffer's mapping may bounce (the 6.12-swiotlb
- * lane), and only a job that lists it is synced. Whether a buffer stays
- * mapped (or not) in a context is checked with the simulator's debugfs
- * dma_copy hook, which reaches the MMU outside jobs. Modules or heaps
- * missing on a lane make their test SKIP with the reason.
+ * dma-buf sharing on the device under test (simulated device 0, or with
+ * TRN_TEST_DEVICE=part a part bound to trn_pci): host buffers exported and
+ * imported within one file and between files, refused exports, and round
+ * trips with other exporters and importers (vgem, udmabuf, the system
+ * dma-heap). Data is checked through CPU mappings on one side and COPY jobs
+ * (dev_copy()) on the other: an imported buffer's mapping may bounce (the
+ * 6.12-swiotlb lane), and only a job that lists it is synced. Whether a
+ * buffer stays mapped (or not) in a context is checked with dut_copy()
+ * (the simulator's debugfs dma_copy hook, which reaches the MMU outside
+ * jobs, or a job on a part). Modules or heaps missing on a lane make their
+ * test SKIP with the reason.
  */
 #include <glob.h>
 #include <sys/mman.h>
@@ -23,7 +25,6 @@
 #include "kselftest_harness.h"
 #include "trn_test.h"
 
-#define DEV	0
 #define SIZE	(4 * TEST_PAGE)
 
 FIXTURE(prime)
@@ -37,14 +38,15 @@ FIXTURE(prime)
 FIXTURE_SETUP(prime)
 {
 	self->fd = -1;
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_EQ(0, debugfs_ready());
-	self->fd = sim_open(DEV);
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
+	if (!dut_is_part())
+		ASSERT_EQ(0, debugfs_ready());
+	self->fd = dut_open();
 	ASSERT_LE(0, self->fd);
 	self->ctx = fd_context(self->fd);
 	ASSERT_NE(0, self->ctx);
-	ASSERT_EQ(0, sim_counters(DEV, &self->base));
+	ASSERT_EQ(0, sim_counters(DUT_ID, &self->base));
 }
 
 FIXTURE_TEARDOWN(prime)
@@ -80,7 +82,7 @@ static bool back_to_base(const struct sim_counters *base)
 {
 	struct sim_counters now;
 
-	return sim_counters_wait(DEV, base, &now) == 0;
+	return sim_counters_wait(DUT_ID, base, &now) == 0;
 }
 
 /*
@@ -200,7 +202,7 @@ TEST_F(prime, import_into_second_file)
 	uint32_t h, h2;
 	int fd2, dmabuf;
 
-	fd2 = sim_open(DEV);
+	fd2 = dut_open();
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, bo_create(self->fd, SIZE, DRM_TRN_PLACEMENT_HOST, 0, 0,
 			       &h, &va));
@@ -248,10 +250,10 @@ TEST_F(prime, import_into_second_file)
 	ASSERT_EQ(0, gem_close(self->fd, h));
 	close(dmabuf);
 	ASSERT_EQ(0, bo_info(fd2, h2, &bi));
-	EXPECT_EQ(0, sim_dma_copy(DEV, fd_context(fd2), va2, va2 + 8, 8));
+	EXPECT_EQ(0, dut_copy(fd2, va2, va2 + 8, 8));
 	EXPECT_EQ(0x42, m2[17]);
 	/* ... and the address is gone in the exporter's context. */
-	EXPECT_EQ(-EFAULT, sim_dma_copy(DEV, self->ctx, va, va + 8, 8));
+	EXPECT_EQ(-EFAULT, dut_copy(self->fd, va, va + 8, 8));
 	munmap(m2, SIZE);
 	close(fd2);
 	EXPECT_TRUE(back_to_base(&self->base));
@@ -278,14 +280,14 @@ TEST_F(prime, dmabuf_outlives_handles)
 	{
 		struct sim_counters now;
 
-		ASSERT_EQ(0, sim_counters(DEV, &now));
+		ASSERT_EQ(0, sim_counters(DUT_ID, &now));
 		EXPECT_EQ(self->base.host_pinned + SIZE, now.host_pinned);
 	}
 	/* The dma-buf maps, and imports into a new file with the data. */
 	m = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, dmabuf, 0);
 	ASSERT_NE(MAP_FAILED, m);
 	EXPECT_TRUE(all_bytes(m, 0x6d, SIZE));
-	fd2 = sim_open(DEV);
+	fd2 = dut_open();
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, import_fd(fd2, dmabuf, &h2));
 	{
@@ -419,9 +421,9 @@ TEST_F(prime, vgem_round_trip)
 		EXPECT_EQ(0, raw_ioctl(vfd, DRM_IOCTL_GEM_CLOSE, &gc));
 	}
 	close(dmabuf);
-	EXPECT_EQ(0, sim_dma_copy(DEV, self->ctx, bi.va, bi.va + 8, 8));
+	EXPECT_EQ(0, dut_copy(self->fd, bi.va, bi.va + 8, 8));
 	ASSERT_EQ(0, gem_close(self->fd, th));
-	EXPECT_EQ(-EFAULT, sim_dma_copy(DEV, self->ctx, bi.va, bi.va + 8, 8));
+	EXPECT_EQ(-EFAULT, dut_copy(self->fd, bi.va, bi.va + 8, 8));
 
 	/* trn -> vgem */
 	ASSERT_EQ(0, bo_create(self->fd, SIZE, DRM_TRN_PLACEMENT_HOST, 0, 0,
@@ -510,7 +512,7 @@ TEST_F(prime, udmabuf_round_trip)
 	{
 		struct sim_counters now;
 
-		ASSERT_EQ(0, sim_counters(DEV, &now));
+		ASSERT_EQ(0, sim_counters(DUT_ID, &now));
 		EXPECT_EQ(self->base.host_pinned, now.host_pinned);
 		EXPECT_EQ(self->base.hbm_used, now.hbm_used);
 	}
@@ -519,9 +521,9 @@ TEST_F(prime, udmabuf_round_trip)
 	munmap(m, size);
 	close(memfd);
 	close(ufd);
-	EXPECT_EQ(0, sim_dma_copy(DEV, self->ctx, bi.va, bi.va + size - 8, 8));
+	EXPECT_EQ(0, dut_copy(self->fd, bi.va, bi.va + size - 8, 8));
 	ASSERT_EQ(0, gem_close(self->fd, h));
-	EXPECT_EQ(-EFAULT, sim_dma_copy(DEV, self->ctx, bi.va, bi.va + 8, 8));
+	EXPECT_EQ(-EFAULT, dut_copy(self->fd, bi.va, bi.va + 8, 8));
 	EXPECT_TRUE(back_to_base(&self->base));
 }
 
@@ -553,7 +555,7 @@ TEST_F(prime, dma_heap_round_trip)
 	EXPECT_EQ(0, check_both_ways(self->fd, h, m, bi.va, a.len,
 				     (int)a.fd));
 	/* A second context imports the same heap buffer: same data. */
-	fd2 = sim_open(DEV);
+	fd2 = dut_open();
 	ASSERT_LE(0, fd2);
 	ASSERT_EQ(0, import_fd(fd2, (int)a.fd, &h2));
 	{

@@ -2,15 +2,19 @@
 /*
  * Copyright (c) 2026 The trn authors
  *
- * Ordering and concurrency of execution on simulated device 0 (and a
- * second device, id 50, for cross-device fences): device semaphores
- * between queues of one core, chains of syncobjs across queues and across
- * devices, 10,000 pipelined jobs behind one wait, submission from many
- * threads and several processes at once, batches, priorities.
+ * Ordering and concurrency of execution on the device under test,
+ * simulated device 0 (and a second simulated device, id 50, for
+ * cross-device fences) or with TRN_TEST_DEVICE=part a part bound to
+ * trn_pci (and the next part, the pci lanes' Trn3): device semaphores
+ * between queues of one core, chains of
+ * syncobjs across queues and across devices, 10,000 pipelined jobs,
+ * submission from many threads and several processes at once, batches,
+ * priorities.
  *
  * Every check is on data the jobs wrote; where a test needs work that has
  * not run yet, that work waits on a device semaphore that the test
- * releases after it looked, never on time.
+ * releases after it looked, never on time. Those tests skip on a device
+ * without semaphores (TRN_CAP_SEMAPHORES clear).
  */
 #include <pthread.h>
 #include <sys/wait.h>
@@ -21,7 +25,6 @@
 #include "trn_test.h"
 #include "trnhal.h"
 
-#define DEV		0
 #define DEV2		50	/* the second device of the cross-device tests */
 #define WAIT_MS		60000
 #define CMD_SIZE	(1u << 20)
@@ -40,11 +43,11 @@ FIXTURE(sched)
 FIXTURE_SETUP(sched)
 {
 	self->fd = -1;
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	if (sim_exists(DEV2))
+	if (!dut_available())
+		SKIP(return, "no device under test (trn_sim not loaded, or no part)");
+	if (sim_available() && sim_exists(DEV2))
 		sim_del(DEV2);
-	self->fd = sim_open(DEV);
+	self->fd = dut_open();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, query_info(self->fd, &self->info));
 	ASSERT_LE(4, self->info.num_cores);
@@ -137,6 +140,9 @@ TEST_F(sched, semaphores_across_queues)
 	struct drm_trn_queue_create a, b;
 	unsigned int round;
 
+	/* The work that must wait waits on a device semaphore. */
+	if (!(self->info.capabilities & DRM_TRN_CAP_SEMAPHORES))
+		SKIP(return, "the device has no semaphores (TRN_CAP_SEMAPHORES clear)");
 	ASSERT_EQ(0, queue_create(self->fd, 2, DRM_TRN_PRIORITY_NORMAL, &a));
 	ASSERT_EQ(0, queue_create(self->fd, 2, DRM_TRN_PRIORITY_NORMAL, &b));
 	for (round = 1; round <= 2; round++) {
@@ -181,6 +187,9 @@ TEST_F(sched, syncobj_chain_across_queues)
 	uint64_t s[4];
 	unsigned int i;
 
+	/* The work that must wait waits on a device semaphore. */
+	if (!(self->info.capabilities & DRM_TRN_CAP_SEMAPHORES))
+		SKIP(return, "the device has no semaphores (TRN_CAP_SEMAPHORES clear)");
 	for (i = 0; i < 4; i++)
 		ASSERT_EQ(0, queue_create(self->fd, i, DRM_TRN_PRIORITY_NORMAL,
 					  &q[i]));
@@ -231,17 +240,31 @@ TEST_F(sched, syncobj_chain_across_queues)
 	EXPECT_EQ(1, syncobj_fence_status(self->fd, bin));
 }
 
-/* Open simulated device DEV2 (made with 2 cores if need be); fd or -errno. */
-static int second_device(void)
+/*
+ * The second device of the cross-device tests: simulated device 50 (made
+ * with 2 cores if need be), or on a part the next part (the pci lanes'
+ * Trn3). Its minor, or -errno.
+ */
+static int second_minor(unsigned int *minor)
 {
 	int ret;
 
+	if (dut_is_part())
+		return part_minor(1, minor);
 	if (!sim_exists(DEV2)) {
 		ret = sim_new(DEV2, 2, 64, 2);
 		if (ret)
 			return ret;
 	}
-	return sim_open(DEV2);
+	return sim_minor(DEV2, minor);
+}
+
+static int second_device(void)
+{
+	unsigned int minor;
+	int ret = second_minor(&minor);
+
+	return ret ? ret : open_minor(minor);
 }
 
 /*
@@ -262,8 +285,11 @@ TEST_F(sched, syncobj_across_devices)
 	uint64_t seq1;
 	int fd2, sync_fd;
 
+	/* The work that must wait waits on a device semaphore. */
+	if (!(self->info.capabilities & DRM_TRN_CAP_SEMAPHORES))
+		SKIP(return, "the device has no semaphores (TRN_CAP_SEMAPHORES clear)");
 	fd2 = second_device();
-	ASSERT_LE(0, fd2) TH_LOG("device %d: %s", DEV2, strerror(-fd2));
+	ASSERT_LE(0, fd2) TH_LOG("the second device: %s", strerror(-fd2));
 	ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL, &q0));
 	ASSERT_EQ(0, queue_create(self->fd, 0, DRM_TRN_PRIORITY_NORMAL, &rel));
 	ASSERT_EQ(0, queue_create(fd2, 1, DRM_TRN_PRIORITY_NORMAL, &q1));
@@ -330,13 +356,13 @@ TEST_F(sched, lib_fence_across_devices)
 	struct trn_job job;
 	unsigned int ma, mb;
 	uint32_t *m;
-	int dmabuf, fd2;
+	int dmabuf;
 
-	fd2 = second_device();
-	ASSERT_LE(0, fd2);
-	close(fd2);
-	ASSERT_EQ(0, sim_minor(DEV, &ma));
-	ASSERT_EQ(0, sim_minor(DEV2, &mb));
+	/* The work that must wait waits on a device semaphore. */
+	if (!(self->info.capabilities & DRM_TRN_CAP_SEMAPHORES))
+		SKIP(return, "the device has no semaphores (TRN_CAP_SEMAPHORES clear)");
+	ASSERT_EQ(0, dut_minor(&ma));
+	ASSERT_EQ(0, second_minor(&mb));
 	ASSERT_EQ(0, trn_device_open(ma, &a));
 	ASSERT_EQ(0, trn_device_open(mb, &b));
 	ASSERT_EQ(0, trn_queue_create(a, 1, TRN_PRIORITY_NORMAL, &qa));
@@ -631,7 +657,7 @@ static int proc_run(unsigned int index, unsigned int cores)
 	struct cmds c;
 	uint32_t bos[2], *d;
 	unsigned int i = 0, k, n;
-	int fd = sim_open(DEV);
+	int fd = dut_open();
 
 	if (fd < 0)
 		return 10;
@@ -740,7 +766,7 @@ TEST_F(sched, high_priority_needs_cap_sys_nice)
 
 		if (drop_sys_nice())
 			_exit(20);
-		fd = sim_open(DEV);
+		fd = dut_open();
 		if (fd < 0)
 			_exit(21);
 		if (queue_create(fd, 0, DRM_TRN_PRIORITY_HIGH, &q) != -EACCES)

@@ -236,39 +236,56 @@ static inline bool dut_is_part(void)
 	return e && !strcmp(e, "part");
 }
 
-static inline int dut_minor(unsigned int *minor)
+/*
+ * The minor of the @nth (from 0) trn device on PCI, a part bound to
+ * trn_pci, in the order of their minors; -ENOENT if there are fewer.
+ */
+static inline int part_minor(unsigned int nth, unsigned int *minor)
 {
+	unsigned int found[64], n = 0, i, k;
 	struct dirent *de;
 	DIR *dir;
-	int ret = -ENOENT;
 
-	if (!dut_is_part())
-		return sim_minor(0, minor);
+	*minor = UINT_MAX;
 	dir = opendir(ACCEL_CLASS);
 	if (!dir)
 		return -errno;
-	*minor = UINT_MAX;
-	while ((de = readdir(dir))) {
+	while ((de = readdir(dir)) && n < ARRAY_SIZE(found)) {
 		char path[320], link[256];
 		unsigned int m;
-		ssize_t n;
+		ssize_t len;
 
 		if (!parse_accel(de->d_name, &m))
 			continue;
 		/* A part's accel node hangs off a PCI device. */
 		snprintf(path, sizeof(path), ACCEL_CLASS "/%s/device/subsystem",
 			 de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n <= 0)
+		len = readlink(path, link, sizeof(link) - 1);
+		if (len <= 0)
 			continue;
-		link[n] = '\0';
-		if (strstr(link, "/bus/pci") && m < *minor) {
-			*minor = m;
-			ret = 0;
-		}
+		link[len] = '\0';
+		if (!strstr(link, "/bus/pci"))
+			continue;
+		/* Insertion sort: a handful of parts. */
+		for (k = n++; k && found[k - 1] > m; k--)
+			found[k] = found[k - 1];
+		found[k] = m;
 	}
 	closedir(dir);
-	return ret;
+	for (i = 0; i < n; i++)
+		if (i == nth) {
+			*minor = found[i];
+			return 0;
+		}
+	return -ENOENT;
+}
+
+static inline int dut_minor(unsigned int *minor)
+{
+	*minor = UINT_MAX;
+	if (!dut_is_part())
+		return sim_minor(0, minor);
+	return part_minor(0, minor);
 }
 
 /* Whether the device under test can be had: trn_sim loaded, or a part. */
@@ -607,6 +624,13 @@ static inline int sim_dma_copy(unsigned int id, unsigned int ctx, uint64_t dst,
 	return sysfs_write(path, cmd);
 }
 
+/*
+ * The device under test (dut_minor()) where a helper takes a simulated
+ * device's id: sim_accel_u64() and what is built on it (sim_counters(),
+ * exec_counters(), ...) read the part's sysfs under TRN_TEST_DEVICE=part.
+ */
+#define DUT_ID	UINT_MAX
+
 /* /sys/class/accel/accel<minor of device @id>/@attr */
 static inline int sim_accel_u64(unsigned int id, const char *attr,
 				uint64_t *val)
@@ -615,6 +639,8 @@ static inline int sim_accel_u64(unsigned int id, const char *attr,
 	char path[128];
 	int ret;
 
+	if (id == DUT_ID)
+		return dut_accel_u64(attr, val);
 	ret = sim_minor(id, &minor);
 	if (ret)
 		return ret;
@@ -1129,6 +1155,69 @@ static inline bool dma_bounces(void)
  * it was not freed in DEV_COPY_FREE_MS).
  */
 #define DEV_COPY_MAX_BOS	8
+
+static inline bool ranges_meet(uint64_t a, uint64_t alen, uint64_t b,
+			       uint64_t blen)
+{
+	return a < b + blen && b < a + alen;
+}
+
+/* Whether [@va, @va + @size) meets one of a copy's ranges. */
+static inline bool copy_meets(uint64_t va, uint64_t size, uint64_t dst_va,
+			      uint64_t src_va, uint64_t len)
+{
+	return ranges_meet(va, size, dst_va, len) ||
+	       ranges_meet(va, size, src_va, len);
+}
+
+/*
+ * dev_copy()'s command buffer and queue (whose status buffer is mapped in
+ * the context too), never at the copy's own addresses: a test that copies
+ * from an address it expects unmapped (a freed buffer's, say) must fault
+ * there, not find dev_copy()'s own buffers in the freed hole. Holes that
+ * would take the command buffer are held by spare buffers until both have
+ * their places; -EADDRINUSE if that is not enough.
+ */
+static inline int dev_copy_place(int fd, uint64_t dst_va, uint64_t src_va,
+				 uint64_t len, struct host_bo *cmd,
+				 struct drm_trn_queue_create *qc)
+{
+	struct drm_trn_bo_info bi;
+	struct host_bo spare[8];
+	unsigned int n = 0, i;
+	int ret;
+
+	for (;;) {
+		ret = host_bo_new(fd, TEST_PAGE, cmd);
+		if (ret || !copy_meets(cmd->va, cmd->size, dst_va, src_va, len))
+			break;
+		if (n == ARRAY_SIZE(spare)) {
+			host_bo_free(fd, cmd);
+			ret = -EADDRINUSE;
+			break;
+		}
+		spare[n++] = *cmd;
+	}
+	if (!ret) {
+		ret = queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, qc);
+		if (!ret) {
+			ret = bo_info(fd, qc->status_handle, &bi);
+			if (!ret && copy_meets(bi.va, bi.size, dst_va, src_va,
+					       len))
+				ret = -EADDRINUSE;
+			if (ret) {
+				queue_destroy(fd, qc->queue_id);
+				syncobj_destroy(fd, qc->syncobj);
+			}
+		}
+		if (ret)
+			host_bo_free(fd, cmd);
+	}
+	for (i = 0; i < n; i++)
+		host_bo_free(fd, &spare[i]);
+	return ret;
+}
+
 #define DEV_COPY_WAIT_MS	120000
 #define DEV_COPY_FREE_MS	10000
 
@@ -1136,7 +1225,7 @@ static inline int dev_copy(int fd, uint64_t dst_va, uint64_t src_va,
 			   uint64_t len, const uint32_t *handles, unsigned int n)
 {
 	uint32_t bos[DEV_COPY_MAX_BOS + 1];
-	struct drm_trn_queue_create qc;
+	struct drm_trn_queue_create qc = { 0 };
 	unsigned int i, k, count = 0;
 	uint64_t bufs0, bufs;
 	struct drm_trn_job j;
@@ -1156,17 +1245,14 @@ static inline int dev_copy(int fd, uint64_t dst_va, uint64_t src_va,
 		if (k == count)
 			bos[count++] = handles[i];
 	}
-	ret = host_bo_new(fd, TEST_PAGE, &cmd);
+	ret = dev_copy_place(fd, dst_va, src_va, len, &cmd, &qc);
 	if (ret)
 		return ret;
 	bos[count++] = cmd.handle;
 	cmds_init(&c, cmd.map, cmd.va, cmd.size);
 	ret = cmds_copy(&c, dst_va, src_va, len);
 	if (ret)
-		goto out_bo;
-	ret = queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &qc);
-	if (ret)
-		goto out_bo;
+		goto out_queue;
 	job_init(&j, c.va, (uint32_t)c.len);
 	j.bo_handles = (uintptr_t)bos;
 	j.bo_count = count;
@@ -1185,9 +1271,9 @@ static inline int dev_copy(int fd, uint64_t dst_va, uint64_t src_va,
 		else
 			ret = st;		/* the job's own error */
 	}
+out_queue:
 	queue_destroy(fd, qc.queue_id);	/* the status buffer goes with it */
 	syncobj_destroy(fd, qc.syncobj);
-out_bo:
 	host_bo_free(fd, &cmd);
 	deadline = mono_ns() + (int64_t)DEV_COPY_FREE_MS * 1000000;
 	for (;;) {
@@ -1202,6 +1288,22 @@ out_bo:
 		usleep(1000);
 	}
 	return ret;
+}
+
+/*
+ * A copy in the context of @fd on the device under test, for tests of what
+ * the context reaches: on a simulated device through the debugfs dma_copy
+ * hook (sim_dma_copy(), outside jobs), on a part, which has no such hook,
+ * as a COPY job (dev_copy(), listing no buffers: the part resolves every
+ * address in the context's own mappings when the job runs). 0, or -EFAULT
+ * for an access outside the context's mappings or against their rights
+ * (counted in the file's trn-mmu-faults either way).
+ */
+static inline int dut_copy(int fd, uint64_t dst, uint64_t src, uint64_t len)
+{
+	if (!dut_is_part())
+		return sim_dma_copy(0, fd_context(fd), dst, src, len);
+	return dev_copy(fd, dst, src, len, NULL, 0);
 }
 
 /* /sys/class/accel/accelN execution counters of simulated device @id. */

@@ -28,7 +28,9 @@
  * engine, or -1) stops all queues of one engine and makes them ignore
  * their reset bit, until a device reset (which clears the knob); "dma-error" makes
  * the next descriptor fail (the queue stops with bit 0 of its status
- * register set until it is reset); "removed" turns the part into a
+ * register set until it is reset); "reset-stuck" makes device resets
+ * never finish (the reset register keeps reading 1, no DMA runs) until it
+ * is cleared, which finishes a pending one; "removed" turns the part into a
  * surprise-removed one: reads return all ones, writes and DMA stop.
  *
  * What the model does where the public facts are silent (marked as the
@@ -169,6 +171,7 @@ struct TrnPartState {
 	uint32_t stuck_engine;
 	uint32_t wedged_engine;
 	bool dma_error;
+	bool reset_stuck;
 	bool removed;
 
 	uint64_t stack_size;
@@ -530,8 +533,10 @@ static void trn_bar0_write(void *opaque, hwaddr addr, uint64_t val,
 	if (addr == TRN_RESET_REG) {
 		/* Any value starts a reset; the register reads 0 once done. */
 		s->reset_reg = 1;
-		timer_mod(&s->reset_timer,
-			  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + TRN_RESET_NS);
+		if (!s->reset_stuck)
+			timer_mod(&s->reset_timer,
+				  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+				  TRN_RESET_NS);
 		return;
 	}
 	if (addr >= TRN_NC_BASE &&
@@ -672,6 +677,22 @@ static void trn_set_dma_error(Object *obj, bool val, Error **errp)
 	TRN_PART(obj)->dma_error = val;
 }
 
+static bool trn_get_reset_stuck(Object *obj, Error **errp)
+{
+	return TRN_PART(obj)->reset_stuck;
+}
+
+/* Clearing it lets a pending reset finish, as a freed part would. */
+static void trn_set_reset_stuck(Object *obj, bool val, Error **errp)
+{
+	TrnPartState *s = TRN_PART(obj);
+
+	s->reset_stuck = val;
+	if (!val && s->reset_reg && !timer_pending(&s->reset_timer))
+		timer_mod(&s->reset_timer,
+			  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + TRN_RESET_NS);
+}
+
 static bool trn_get_removed(Object *obj, Error **errp)
 {
 	return TRN_PART(obj)->removed;
@@ -699,6 +720,8 @@ static void trn_part_instance_init(Object *obj)
 				       OBJ_PROP_FLAG_READWRITE);
 	object_property_add_bool(obj, "dma-error", trn_get_dma_error,
 				 trn_set_dma_error);
+	object_property_add_bool(obj, "reset-stuck", trn_get_reset_stuck,
+				 trn_set_reset_stuck);
 	object_property_add_bool(obj, "removed", trn_get_removed,
 				 trn_set_removed);
 }
