@@ -126,6 +126,7 @@ static void trn_ctx_ban(struct trn_ctx *ctx, const char *why)
 	/* Queues created before now refuse jobs; their queued jobs are cancelled. */
 	atomic_inc(&ctx->bans);
 	atomic64_inc(&tdev->stats.bans);
+	trn_event(tdev, TRN_EVENT_BAN);
 	/* A tenant can get banned over and over: keep the log bounded. */
 	dev_info_ratelimited(tdev->drm.dev, "context %u banned: %s\n",
 			     ctx->id, why);

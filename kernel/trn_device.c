@@ -92,6 +92,7 @@ struct trn_device *trn_device_register(struct device *parent,
 	INIT_LIST_HEAD(&tdev->dma_bos);
 	init_llist_head(&tdev->free_jobs);
 	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
+	trn_health_init(tdev);
 	/* Created with the node, before its uevent announces it. */
 	tdev->drm.accel->kdev->groups = trn_attr_groups;
 	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
@@ -146,6 +147,7 @@ void trn_device_unregister(struct trn_device *tdev)
 	/* No fault handler runs any more: drop every CPU page of the device. */
 	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);
 	trn_rings_stop(tdev);
+	trn_health_fini(tdev);
 	if (tdev->ops->hw_fini)
 		tdev->ops->hw_fini(tdev);
 	/* Nothing of the backend's device may stay mapped past its driver. */

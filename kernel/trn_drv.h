@@ -23,6 +23,8 @@
 #include <drm/drm_mm.h>
 #include <drm/gpu_scheduler.h>
 
+#include <uapi/drm/trn_accel.h>
+
 #include "trn_hw.h"
 
 #define TRN_DRIVER_NAME		"trn"
@@ -36,6 +38,30 @@ struct dmem_cgroup_pool_state;
 struct kmem_cache;
 struct user_struct;
 struct workqueue_struct;
+
+/* Job statuses, DRM_TRN_STATUS_OK included. */
+#define TRN_STATUS_COUNT	(DRM_TRN_STATUS_DEVICE_ERROR + 1)
+
+/* Events a uevent tells about (TRN_EVENT=...), as bits of health.pending. */
+enum trn_event {
+	TRN_EVENT_RESET,
+	TRN_EVENT_FAULT,
+	TRN_EVENT_BAN,
+	TRN_EVENT_HEALTH,
+	TRN_EVENT_COUNT
+};
+
+enum trn_health {
+	TRN_HEALTH_OK,
+	TRN_HEALTH_DEGRADED,
+	TRN_HEALTH_FAILED,
+};
+
+/* Trouble of the device itself, which degrades it for a while. */
+enum trn_trouble {
+	TRN_TROUBLE_DEVICE_RESET,
+	TRN_TROUBLE_DEVICE_ERROR,
+};
 
 /**
  * struct trn_device - one accelerator, as seen by the core
@@ -62,7 +88,14 @@ struct workqueue_struct;
  * @reset_wq: ordered workqueue running every ring's timeout handler, so
  *            that a device reset excludes the other rings' ring resets
  * @wedged: a device reset failed: jobs fail with -EIO from now on
- * @stats: job counters, for sysfs
+ * @stats: job counters, for sysfs; @stats.failed_by counts failed jobs by
+ *         their &enum drm_trn_job_status
+ * @health: what operators are told (trn_health.c): @health.work sends the
+ *          uevents of the %TRN_EVENT_* bits in @health.pending, at most
+ *          every few jiffies after @health.sent; @health.trouble_at (0:
+ *          never) and @health.trouble are the latest device trouble;
+ *          @health.reported is the state the last health uevent gave
+ *          (only the work touches it)
  * @free_jobs: jobs the scheduler is done with, for @free_work
  * @free_work: releases what those jobs held, outside the scheduler's
  *             work items, a jiffy's worth at a time (see trn_job_free())
@@ -105,7 +138,17 @@ struct trn_device {
 		atomic64_t resets;
 		atomic64_t device_resets;
 		atomic64_t bans;
+		atomic64_t mmu_faults;
+		atomic64_t failed_by[TRN_STATUS_COUNT];
 	} stats;
+	struct {
+		struct delayed_work work;
+		unsigned long pending;
+		unsigned long sent;
+		atomic64_t trouble_at;
+		u32 trouble;
+		enum trn_health reported;
+	} health;
 	struct llist_head free_jobs;
 	struct delayed_work free_work;
 };
@@ -499,6 +542,15 @@ extern struct kmem_cache *trn_job_cache;
 u64 trn_max_bos_per_file(void);
 u64 trn_max_pinned_per_file(void);
 u32 trn_queue_depth(void);
+
+/* trn_health.c */
+const char *trn_health_name(enum trn_health health);
+enum trn_health trn_health(struct trn_device *tdev, char *reason,
+			   size_t size);
+void trn_event(struct trn_device *tdev, enum trn_event ev);
+void trn_health_trouble(struct trn_device *tdev, enum trn_trouble trouble);
+void trn_health_init(struct trn_device *tdev);
+void trn_health_fini(struct trn_device *tdev);
 
 /* trn_query.c */
 int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file);

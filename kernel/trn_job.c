@@ -157,6 +157,19 @@ static void trn_job_fail_points(struct trn_job *job, int error)
 	dma_fence_set_error(&job->queue_chain->base, error);
 }
 
+/*
+ * A failed job, by status (sysfs jobs_failed_by_status/); one the device
+ * failed itself makes the device degraded.
+ */
+static void trn_job_count_failure(struct trn_device *tdev, u32 status)
+{
+	if (status >= TRN_STATUS_COUNT)
+		return;
+	atomic64_inc(&tdev->stats.failed_by[status]);
+	if (status == DRM_TRN_STATUS_DEVICE_ERROR && !READ_ONCE(tdev->wedged))
+		trn_health_trouble(tdev, TRN_TROUBLE_DEVICE_ERROR);
+}
+
 /**
  * trn_job_retire() - the device is done with a job
  * @job: the job, off its ring, with &trn_job.hw filled in
@@ -184,6 +197,8 @@ void trn_job_retire(struct trn_job *job, int error)
 		atomic64_add(job->hw.end_ns - job->hw.start_ns,
 			     &queue->ctx->engine_ns[job->ring->core]);
 	atomic64_inc(error ? &tdev->stats.failed : &tdev->stats.completed);
+	if (error)
+		trn_job_count_failure(tdev, job->hw.status);
 	job->retired = true;
 	trn_queue_job_done(queue, job, error);
 	if (job->hw.status == DRM_TRN_STATUS_MMU_FAULT)
@@ -210,6 +225,7 @@ void trn_job_fail_unrun(struct trn_job *job, int error)
 					 DRM_TRN_STATUS_ABORTED;
 	job->retired = true;
 	atomic64_inc(&job->ring->tdev->stats.failed);
+	trn_job_count_failure(job->ring->tdev, job->hw.status);
 	trn_queue_job_done(job->queue, job, error);
 	trn_job_fail_points(job, error);
 }

@@ -367,8 +367,10 @@ static int trn_device_reset(struct trn_device *tdev, struct trn_ring *held,
 		drm_err(&tdev->drm, "device reset failed (%d): the device is wedged, its jobs fail with -EIO\n",
 			ret);
 		WRITE_ONCE(tdev->wedged, true);
+		trn_event(tdev, TRN_EVENT_HEALTH);
 	} else {
 		atomic64_inc(&tdev->stats.device_resets);
+		trn_health_trouble(tdev, TRN_TROUBLE_DEVICE_RESET);
 	}
 	for (i = 0; i < tdev->num_rings; i++) {
 		struct trn_ring *ring = &tdev->rings[i];
@@ -475,6 +477,8 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		drm_dev_exit(idx);
 	if (abandoned > 0)
 		atomic64_inc(&tdev->stats.resets);
+	if (abandoned)
+		trn_event(tdev, TRN_EVENT_RESET);
 	dma_fence_end_signalling(cookie);
 	return present ? DRM_GPU_SCHED_STAT_RESET : DRM_GPU_SCHED_STAT_ENODEV;
 }

@@ -4,10 +4,12 @@
  *
  * Per-device figures in sysfs, on the accel node's device:
  * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, the
- * job counters jobs_submitted, jobs_completed, jobs_failed, resets,
- * device_resets and bans, whether the device is wedged (a device reset
- * failed), and the policy figures job_timeout_ms and queue_depth. They are
- * the node's attribute groups, so they exist when its uevent is sent.
+ * job counters jobs_submitted, jobs_completed, jobs_failed (and by status
+ * in jobs_failed_by_status/), resets, device_resets, bans and mmu_faults,
+ * whether the device is wedged (a device reset failed), its health and
+ * health_reason (trn_health.c), and the policy figures job_timeout_ms and
+ * queue_depth. They are the node's attribute groups, so they exist when
+ * its uevent is sent. Documentation/ABI/testing/sysfs-driver-trn.
  */
 
 #include <linux/device.h>
@@ -61,6 +63,69 @@ TRN_STAT_ATTR(jobs_failed, failed);
 TRN_STAT_ATTR(resets, resets);
 TRN_STAT_ATTR(device_resets, device_resets);
 TRN_STAT_ATTR(bans, bans);
+TRN_STAT_ATTR(mmu_faults, mmu_faults);
+
+static ssize_t health_show(struct device *kdev,
+			   struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%s\n",
+			  trn_health_name(trn_health(kdev_to_trn(kdev), NULL,
+						     0)));
+}
+static DEVICE_ATTR_RO(health);
+
+static ssize_t health_reason_show(struct device *kdev,
+				  struct device_attribute *attr, char *buf)
+{
+	char reason[96];
+
+	trn_health(kdev_to_trn(kdev), reason, sizeof(reason));
+	return sysfs_emit(buf, "%s\n", reason);
+}
+static DEVICE_ATTR_RO(health_reason);
+
+/* jobs_failed_by_status/<status>: failed jobs by their status. */
+#define TRN_FAILED_ATTR(_name, _status)					\
+static ssize_t _name##_show(struct device *kdev,			\
+			    struct device_attribute *attr, char *buf)	\
+{									\
+	struct trn_device *tdev = kdev_to_trn(kdev);			\
+									\
+	return sysfs_emit(buf, "%lld\n",					\
+			  atomic64_read(&tdev->stats.failed_by[_status])); \
+}									\
+static struct device_attribute dev_attr_failed_##_name =		\
+	__ATTR(_name, 0444, _name##_show, NULL)
+
+TRN_FAILED_ATTR(bad_opcode, DRM_TRN_STATUS_BAD_OPCODE);
+TRN_FAILED_ATTR(bad_size, DRM_TRN_STATUS_BAD_SIZE);
+TRN_FAILED_ATTR(bad_align, DRM_TRN_STATUS_BAD_ALIGN);
+TRN_FAILED_ATTR(bad_arg, DRM_TRN_STATUS_BAD_ARG);
+TRN_FAILED_ATTR(call_depth, DRM_TRN_STATUS_CALL_DEPTH);
+TRN_FAILED_ATTR(mmu_fault, DRM_TRN_STATUS_MMU_FAULT);
+TRN_FAILED_ATTR(timeout, DRM_TRN_STATUS_TIMEOUT);
+TRN_FAILED_ATTR(aborted, DRM_TRN_STATUS_ABORTED);
+TRN_FAILED_ATTR(unsupported, DRM_TRN_STATUS_UNSUPPORTED);
+TRN_FAILED_ATTR(device_error, DRM_TRN_STATUS_DEVICE_ERROR);
+
+static struct attribute *trn_failed_attrs[] = {
+	&dev_attr_failed_bad_opcode.attr,
+	&dev_attr_failed_bad_size.attr,
+	&dev_attr_failed_bad_align.attr,
+	&dev_attr_failed_bad_arg.attr,
+	&dev_attr_failed_call_depth.attr,
+	&dev_attr_failed_mmu_fault.attr,
+	&dev_attr_failed_timeout.attr,
+	&dev_attr_failed_aborted.attr,
+	&dev_attr_failed_unsupported.attr,
+	&dev_attr_failed_device_error.attr,
+	NULL
+};
+
+static const struct attribute_group trn_failed_group = {
+	.name = "jobs_failed_by_status",
+	.attrs = trn_failed_attrs,
+};
 
 static ssize_t wedged_show(struct device *kdev,
 			   struct device_attribute *attr, char *buf)
@@ -94,6 +159,9 @@ static struct attribute *trn_attrs[] = {
 	&dev_attr_device_resets.attr,
 	&dev_attr_wedged.attr,
 	&dev_attr_bans.attr,
+	&dev_attr_mmu_faults.attr,
+	&dev_attr_health.attr,
+	&dev_attr_health_reason.attr,
 	&dev_attr_job_timeout_ms.attr,
 	&dev_attr_queue_depth.attr,
 	NULL
@@ -106,5 +174,6 @@ static const struct attribute_group trn_attr_group = {
 /* The attribute groups of a trn device's accel node. */
 const struct attribute_group *trn_attr_groups[] = {
 	&trn_attr_group,
+	&trn_failed_group,
 	NULL
 };

@@ -210,6 +210,8 @@ void trn_device_mmu_fault(struct trn_device *tdev, u32 ctx, u64 va,
 		atomic64_set(&c->last_fault_va, va);
 	}
 	xa_unlock_irqrestore(&tdev->contexts, flags);
+	atomic64_inc(&tdev->stats.mmu_faults);
+	trn_event(tdev, TRN_EVENT_FAULT);
 
 	drm_dbg_driver(&tdev->drm, "context %u: MMU fault on %s at 0x%llx\n",
 		       ctx, write ? "write" : "read", va);

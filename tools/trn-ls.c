@@ -5,7 +5,8 @@
  * trn-ls - list trn accelerator devices.
  *
  * Exit status: 0 when the devices (possibly none) were listed, 1 when a
- * device could not be enumerated or queried, 2 on a usage error.
+ * device could not be enumerated or queried, 2 on a usage error; with
+ * --health, 3 when every device answered but one is not "ok".
  */
 #include <errno.h>
 #include <getopt.h>
@@ -22,14 +23,16 @@
 static void usage(FILE *f, const char *prog)
 {
 	fprintf(f,
-		"Usage: %s [--json] [--help]\n"
+		"Usage: %s [--json] [--health] [--help]\n"
 		"List the trn accelerator devices of this machine.\n"
 		"\n"
-		"  -j, --json   print a JSON object {\"devices\": [...]} for scripts\n"
-		"  -h, --help   show this help\n"
+		"  -j, --json     print a JSON object {\"devices\": [...]} for scripts\n"
+		"  -H, --health   show each device's health and error counters\n"
+		"  -h, --help     show this help\n"
 		"\n"
 		"Exit status: 0 on success (also when no device is present),\n"
-		"1 if enumerating or querying a device failed, 2 on bad usage.\n",
+		"1 if enumerating or querying a device failed, 2 on bad usage,\n"
+		"3 with --health when a device is degraded or failed.\n",
 		prog);
 }
 
@@ -121,6 +124,56 @@ static void part_identity(unsigned int minor, struct part_identity *id)
 	id->present = true;
 }
 
+/*
+ * A device's health and error counters from sysfs (Documentation/ABI/
+ * testing/sysfs-driver-trn); absent with a trn.ko that has none.
+ */
+struct health {
+	bool present;
+	char state[16];			/* ok, degraded, failed */
+	char reason[128];
+	uint64_t resets, device_resets, bans, mmu_faults, failed;
+};
+
+static uint64_t read_sysfs_u64(unsigned int minor, const char *file)
+{
+	char buf[32];
+
+	return read_sysfs(minor, file, buf, sizeof(buf)) ?
+	       strtoull(buf, NULL, 10) : 0;
+}
+
+static void read_health(unsigned int minor, struct health *h)
+{
+	memset(h, 0, sizeof(*h));
+	if (!read_sysfs(minor, "health", h->state, sizeof(h->state)))
+		return;
+	if (!read_sysfs(minor, "health_reason", h->reason, sizeof(h->reason)))
+		h->reason[0] = '\0';
+	h->resets = read_sysfs_u64(minor, "resets");
+	h->device_resets = read_sysfs_u64(minor, "device_resets");
+	h->bans = read_sysfs_u64(minor, "bans");
+	h->mmu_faults = read_sysfs_u64(minor, "mmu_faults");
+	h->failed = read_sysfs_u64(minor, "jobs_failed");
+	h->present = true;
+}
+
+static void print_json_health(const struct health *h)
+{
+	if (!h->present) {
+		printf("      \"health\": null,\n");
+		return;
+	}
+	printf("      \"health\": {\"state\": ");
+	json_put_string(stdout, h->state);
+	printf(", \"reason\": ");
+	json_put_string(stdout, h->reason);
+	printf(", \"resets\": %" PRIu64 ", \"device_resets\": %" PRIu64
+	       ", \"bans\": %" PRIu64 ", \"mmu_faults\": %" PRIu64
+	       ", \"jobs_failed\": %" PRIu64 "},\n", h->resets,
+	       h->device_resets, h->bans, h->mmu_faults, h->failed);
+}
+
 static void print_json_part(const struct part_identity *id)
 {
 	if (!id->present) {
@@ -138,7 +191,8 @@ static void print_json_part(const struct part_identity *id)
 	printf("},\n");
 }
 
-static void print_json_device(const struct trn_device_info *info, bool first)
+static void print_json_device(const struct trn_device_info *info, bool first,
+			      const struct health *h)
 {
 	struct part_identity id;
 
@@ -169,7 +223,27 @@ static void print_json_device(const struct trn_device_info *info, bool first)
 	       info->capabilities & TRN_CAP_SIMULATED ? "true" : "false");
 	part_identity(info->minor, &id);
 	print_json_part(&id);
+	if (h)
+		print_json_health(h);
 	printf("      \"capabilities\": %" PRIu64 "\n    }", info->capabilities);
+}
+
+static void print_health_header(void)
+{
+	printf("%-5s %-20s %-5s %-8s %6s %9s %5s %7s %7s %s\n", "MINOR",
+	       "NODE", "GEN", "HEALTH", "RESETS", "DEVRESETS", "BANS",
+	       "FAULTS", "FAILED", "REASON");
+}
+
+static void print_health_device(const struct trn_device_info *info,
+				const struct health *h)
+{
+	printf("%-5u %-20s %-5s %-8s %6" PRIu64 " %9" PRIu64 " %5" PRIu64
+	       " %7" PRIu64 " %7" PRIu64 " %s\n",
+	       info->minor, info->node, trn_generation_name(info->generation),
+	       h->present ? h->state : "-", h->resets, h->device_resets,
+	       h->bans, h->mmu_faults, h->failed,
+	       h->present && h->reason[0] ? h->reason : "-");
 }
 
 static void print_text_header(void)
@@ -210,18 +284,22 @@ int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "health", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	unsigned int *minors;
-	bool json = false, first = true;
+	bool json = false, first = true, health = false, unhealthy = false;
 	size_t count, i, shown = 0;
 	int c, ret, status = 0;
 
-	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "jHh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'H':
+			health = true;
 			break;
 		case 'h':
 			usage(stdout, argv[0]);
@@ -249,6 +327,7 @@ int main(int argc, char **argv)
 		printf("{\n  \"devices\": [");
 	for (i = 0; i < count; i++) {
 		struct trn_device_info info;
+		struct health h;
 		trn_device_t *dev;
 
 		ret = trn_device_open(minors[i], &dev);
@@ -265,9 +344,16 @@ int main(int argc, char **argv)
 			status = 1;
 			continue;
 		}
+		read_health(minors[i], &h);
+		if (health && h.present && strcmp(h.state, "ok"))
+			unhealthy = true;
 		if (json) {
-			print_json_device(&info, first);
+			print_json_device(&info, first, health ? &h : NULL);
 			first = false;
+		} else if (health) {
+			if (!shown)
+				print_health_header();
+			print_health_device(&info, &h);
 		} else {
 			if (!shown)
 				print_text_header();
@@ -281,5 +367,5 @@ int main(int argc, char **argv)
 		printf("%s]\n}\n", first ? "" : "\n  ");
 	else if (!shown && !status)
 		printf("no trn devices found\n");
-	return status;
+	return status ? status : unhealthy ? 3 : 0;
 }

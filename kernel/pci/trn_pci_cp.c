@@ -553,19 +553,31 @@ static atomic64_t *trn_cp_sem_at(struct trn_pci_ring *r, u32 sem)
 	return &r->pctx->sems[core * TRN_NUM_SEMAPHORES + sem];
 }
 
+/*
+ * Both semaphore commands: check the semaphore's number, then let the DMA
+ * of every command before it complete.
+ */
+static int trn_cp_sem_begin(struct trn_pci_ring *r,
+			    const struct trn_cmd_sem *c, u32 *sem)
+{
+	*sem = le32_to_cpu((__force __le32)c->sem);
+	if (*sem >= TRN_NUM_SEMAPHORES)
+		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
+	return trn_cp_flush(r);
+}
+
 /* SEM_SIGNAL: after everything before it reached memory. */
 static int trn_cp_sem_signal(struct trn_pci_ring *r,
 			     const struct trn_cmd_sem *c)
 {
-	u32 sem = le32_to_cpu((__force __le32)c->sem);
+	u32 sem;
 	int ret;
 
-	if (sem >= TRN_NUM_SEMAPHORES)
-		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
-	ret = trn_cp_flush(r);
+	ret = trn_cp_sem_begin(r, c, &sem);
 	if (ret)
 		return ret;
-	/* Ordered after the batch's completion; the wake-up orders it for
+	/*
+	 * Ordered after the batch's completion; the wake-up orders it for
 	 * the waiter, which reads it with acquire semantics.
 	 */
 	atomic64_add(le64_to_cpu((__force __le64)c->value),
@@ -589,13 +601,11 @@ static bool trn_cp_sem_reached(struct trn_pci_ring *r, u32 sem, u64 value)
 static int trn_cp_sem_wait(struct trn_pci_ring *r, struct trn_cp_frame *f,
 			   const struct trn_cmd_sem *c, u32 words)
 {
-	u32 sem = le32_to_cpu((__force __le32)c->sem);
 	u64 value = le64_to_cpu((__force __le64)c->value);
+	u32 sem;
 	int ret;
 
-	if (sem >= TRN_NUM_SEMAPHORES)
-		return trn_cp_fail(r, DRM_TRN_STATUS_BAD_ARG);
-	ret = trn_cp_flush(r);
+	ret = trn_cp_sem_begin(r, c, &sem);
 	if (ret)
 		return ret;
 	trn_cp_unlock(r);

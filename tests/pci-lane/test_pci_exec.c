@@ -721,6 +721,26 @@ TEST_F(part, semaphores)
 	trn_cmdbuf_destroy(cb2);
 }
 
+/* The first line of sysfs attribute @attr of accel node @minor, or "". */
+static const char *accel_line(int minor, const char *attr, char *buf,
+			      size_t size)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/accel/accel%d/%s", minor,
+		 attr);
+	buf[0] = '\0';
+	f = fopen(path, "r");
+	if (!f)
+		return buf;
+	if (!fgets(buf, (int)size, f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 /*
  * A DMA error (the model's one-shot knob) fails the job with
  * DEVICE_ERROR, -EIO; the ring's UDMA queue is reset and the next job on
@@ -742,6 +762,21 @@ TEST_F(part, dma_error)
 	EXPECT_EQ(0, st.error_offset);
 	EXPECT_EQ(0, run(self, bos, 2));
 	EXPECT_EQ(0, memcmp(self->a, self->b, 8192));
+	/* The device's own failure: it is degraded for a while. */
+	{
+		int minor = find_trn2();
+		char line[128];
+
+		ASSERT_LE(0, minor);
+		EXPECT_STREQ("degraded", accel_line(minor, "health", line,
+						    sizeof(line)));
+		accel_line(minor, "health_reason", line, sizeof(line));
+		EXPECT_EQ(0, strncmp(line, "device error ", 13))
+			TH_LOG("health_reason: %s", line);
+		accel_line(minor, "jobs_failed_by_status/device_error", line,
+			   sizeof(line));
+		EXPECT_STREQ("1", line);
+	}
 }
 
 /*
@@ -1073,6 +1108,12 @@ TEST_F(part, failed_device_reset_wedges)
 	EXPECT_EQ(1, accel_u64(minor, "wedged"));
 	EXPECT_EQ(resets0, accel_u64(minor, "device_resets"));
 	EXPECT_EQ(0, bus_master(bdf));
+	{
+		char line[128];
+
+		EXPECT_STREQ("failed", accel_line(minor, "health", line,
+						  sizeof(line)));
+	}
 	/* Later jobs fail too, on any ring, and nothing runs them. */
 	ASSERT_EQ(0, trn_queue_create(self->dev, 1, TRN_PRIORITY_NORMAL,
 				      &other));

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * What an operator sees of a device (Documentation/ABI/testing/
+ * sysfs-driver-trn, execution.md "Health and events"): sysfs health and
+ * health_reason, mmu_faults and jobs_failed_by_status/, and the
+ * KOBJ_CHANGE uevents of the accel node, TRN_EVENT=fault|reset|ban|health
+ * with TRN_HEALTH. Each test makes one thing happen on simulated device 57
+ * (its own, job timeout 1 s) through the simulator's knobs, and checks
+ * the counters and the uevent, read from a kobject-uevent netlink socket
+ * opened before.
+ */
+#include <libgen.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+
+#include <linux/netlink.h>
+
+#include "kselftest_harness.h"
+#include "trn_test.h"
+
+#define ID		57
+#define TIMEOUT_MS	1000
+#define WAIT_MS		30000
+#define HANG_SEM	200	/* never signalled */
+
+FIXTURE(health)
+{
+	int fd, sk;
+	unsigned int minor;
+	uint64_t old_timeout, old_window;
+	struct host_bo cmd, data;
+	uint32_t bos[2];
+};
+
+FIXTURE_SETUP(health)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	struct timeval tv = { .tv_usec = 200 * 1000 };
+	int ret;
+
+	self->fd = -1;
+	self->sk = -1;
+	if (!sim_available())
+		SKIP(return, "trn_sim is not loaded");
+	ASSERT_EQ(0, debugfs_ready());
+	if (sim_exists(ID))
+		sim_del(ID);
+	ASSERT_EQ(0, trn_param_get("job_timeout_ms", &self->old_timeout));
+	ASSERT_EQ(0, trn_param_get("health_window_s", &self->old_window));
+	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT_MS));
+	ret = sim_new(ID, 2, 16, 1);
+	trn_param_set("job_timeout_ms", self->old_timeout);
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, sim_minor(ID, &self->minor));
+	self->fd = sim_open(ID);
+	ASSERT_LE(0, self->fd);
+	ASSERT_EQ(0, host_bo_new(self->fd, 64 * 1024, &self->cmd));
+	ASSERT_EQ(0, host_bo_new(self->fd, 4096, &self->data));
+	self->bos[0] = self->cmd.handle;
+	self->bos[1] = self->data.handle;
+	self->sk = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC,
+			  NETLINK_KOBJECT_UEVENT);
+	ASSERT_LE(0, self->sk);
+	ASSERT_EQ(0, bind(self->sk, (struct sockaddr *)&sa, sizeof(sa)));
+	ASSERT_EQ(0, setsockopt(self->sk, SOL_SOCKET, SO_RCVTIMEO, &tv,
+				sizeof(tv)));
+}
+
+FIXTURE_TEARDOWN(health)
+{
+	if (self->sk >= 0)
+		close(self->sk);
+	if (self->fd >= 0)
+		close(self->fd);
+	trn_param_set("health_window_s", self->old_window);
+	if (sim_available() && sim_exists(ID))
+		sim_del(ID);
+}
+
+/* The accel node's attribute @attr, a word or line, into @buf. */
+static int attr_str(FIXTURE_DATA(health) *self, const char *attr, char *buf,
+		    size_t size)
+{
+	char path[128];
+	int ret;
+
+	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/%s", self->minor,
+		 attr);
+	ret = read_file(path, buf, size);
+	if (ret < 0)
+		return ret;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static uint64_t attr_u64(FIXTURE_DATA(health) *self, const char *attr)
+{
+	uint64_t v = ~0ULL;
+
+	return sim_accel_u64(ID, attr, &v) ? ~0ULL : v;
+}
+
+/*
+ * Wait up to WAIT_MS for change uevents of our accel node with
+ * TRN_EVENT=@events[i], for each of the @n, in any order (events noticed
+ * in one go are sent as the work finds them), each with
+ * TRN_HEALTH=@health. 0, or -ETIMEDOUT.
+ */
+static int wait_uevents(FIXTURE_DATA(health) *self,
+			const char *const *events, unsigned int n,
+			const char *health)
+{
+	char buf[8192], node[32], want_he[48];
+	int64_t end = mono_ns() + (int64_t)WAIT_MS * 1000000;
+	unsigned int seen = 0, i;
+
+	snprintf(node, sizeof(node), "/accel/accel%u", self->minor);
+	snprintf(want_he, sizeof(want_he), "TRN_HEALTH=%s", health);
+	while (mono_ns() < end && seen != (1u << n) - 1) {
+		ssize_t len = recv(self->sk, buf, sizeof(buf) - 1, 0);
+		const char *ev = NULL;
+		bool he = false;
+		size_t off;
+
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		if (strncmp(buf, "change@", 7) || !strstr(buf, node))
+			continue;
+		/* The header, then KEY=value strings, each NUL-terminated. */
+		for (off = strlen(buf) + 1; off < (size_t)len;
+		     off += strlen(buf + off) + 1) {
+			if (!strncmp(buf + off, "TRN_EVENT=", 10))
+				ev = buf + off + 10;
+			he |= !strcmp(buf + off, want_he);
+		}
+		for (i = 0; ev && he && i < n; i++)
+			if (!strcmp(ev, events[i]))
+				seen |= 1u << i;
+	}
+	return seen == (1u << n) - 1 ? 0 : -ETIMEDOUT;
+}
+
+static int wait_uevent(FIXTURE_DATA(health) *self, const char *event,
+		       const char *health)
+{
+	return wait_uevents(self, &event, 1, health);
+}
+
+/* Run @c's commands as one job on a new queue of core 1; the job's error. */
+static int run_job(FIXTURE_DATA(health) *self, struct cmds *c)
+{
+	struct drm_trn_queue_create q;
+	struct drm_trn_job j;
+	int ret, st;
+
+	ret = queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &q);
+	if (ret)
+		return ret;
+	job_init(&j, c->va, (uint32_t)c->len);
+	j.bo_handles = (uintptr_t)self->bos;
+	j.bo_count = 2;
+	ret = submit_jobs(self->fd, q.queue_id, &j, 1);
+	if (!ret)
+		ret = syncobj_wait_point(self->fd, q.syncobj, j.seqno, WAIT_MS);
+	if (!ret) {
+		st = timeline_fence_status(self->fd, q.syncobj, j.seqno);
+		ret = st == 1 ? 0 : st;
+	}
+	queue_destroy(self->fd, q.queue_id);
+	syncobj_destroy(self->fd, q.syncobj);
+	return ret;
+}
+
+/*
+ * Run tools/trn-ls (next to this test's build directory, else
+ * build/tools/trn-ls) with @args; its exit status, and in @out the line
+ * of our device (or, with --json, everything), or -1.
+ */
+static int trn_ls(FIXTURE_DATA(health) *self, const char *args, char *out,
+		  size_t size)
+{
+	char self_exe[PATH_MAX], path[PATH_MAX + 32], cmd[PATH_MAX + 96];
+	char line[1024], node[40];
+	ssize_t n;
+	FILE *p;
+	int st;
+
+	snprintf(path, sizeof(path), "build/tools/trn-ls");
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n > 0) {
+		char alt[PATH_MAX + 32];
+
+		self_exe[n] = '\0';
+		snprintf(alt, sizeof(alt), "%s/../../tools/trn-ls",
+			 dirname(self_exe));
+		if (access(alt, X_OK) == 0)
+			snprintf(path, sizeof(path), "%s", alt);
+	}
+	snprintf(cmd, sizeof(cmd), "%s %s", path, args);
+	snprintf(node, sizeof(node), "/dev/accel/accel%u ", self->minor);
+	out[0] = '\0';
+	p = popen(cmd, "r");
+	if (!p)
+		return -1;
+	while (fgets(line, sizeof(line), p))
+		if (strstr(args, "--json"))
+			strncat(out, line, size - strlen(out) - 1);
+		else if (strstr(line, node))
+			snprintf(out, size, "%s", line);
+	st = pclose(p);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int knob(const char *name, const char *value)
+{
+	char path[128];
+
+	sim_debugfs_path(ID, name, path, sizeof(path));
+	return sysfs_write(path, value);
+}
+
+TEST_F(health, ok_and_zero_at_start)
+{
+	static const char *const statuses[] = {
+		"bad_opcode", "bad_size", "bad_align", "bad_arg", "call_depth",
+		"mmu_fault", "timeout", "aborted", "unsupported",
+		"device_error",
+	};
+	char buf[128], attr[64];
+	size_t i;
+
+	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
+	EXPECT_STREQ("ok", buf);
+	ASSERT_EQ(0, attr_str(self, "health_reason", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	EXPECT_EQ(0, attr_u64(self, "mmu_faults"));
+	for (i = 0; i < ARRAY_SIZE(statuses); i++) {
+		snprintf(attr, sizeof(attr), "jobs_failed_by_status/%s",
+			 statuses[i]);
+		EXPECT_EQ(0, attr_u64(self, attr)) TH_LOG("%s", attr);
+	}
+	/* Read-only, like every figure. */
+	snprintf(attr, sizeof(attr), ACCEL_CLASS "/accel%u/health",
+		 self->minor);
+	EXPECT_EQ(-EACCES, sysfs_write(attr, "ok"));
+}
+
+/* A fault is counted and told, and is no trouble of the device's. */
+TEST_F(health, fault)
+{
+	struct cmds c;
+	char buf[64];
+
+	ASSERT_EQ(-EFAULT, sim_dma_copy(ID, fd_context(self->fd),
+					self->data.va, 0x1000, 8));
+	EXPECT_EQ(1, attr_u64(self, "mmu_faults"));
+	EXPECT_EQ(0, wait_uevent(self, "fault", "ok"));
+	/* A job's fault: by status too. */
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_copy(&c, self->data.va, 0x2000, 8));
+	EXPECT_EQ(-EFAULT, run_job(self, &c));
+	EXPECT_EQ(2, attr_u64(self, "mmu_faults"));
+	EXPECT_EQ(1, attr_u64(self, "jobs_failed_by_status/mmu_fault"));
+	EXPECT_EQ(1, attr_u64(self, "jobs_failed"));
+	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
+	EXPECT_STREQ("ok", buf);
+}
+
+/* A malformed job is counted by its status. */
+TEST_F(health, bad_opcode_counted)
+{
+	uint64_t *w = self->cmd.map;
+	struct cmds c;
+
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_nop(&c));
+	w[0] = TRN_CMD_HEADER(0x3f, 0, 1);	/* no such opcode */
+	EXPECT_EQ(-EILSEQ, run_job(self, &c));
+	EXPECT_EQ(1, attr_u64(self, "jobs_failed_by_status/bad_opcode"));
+}
+
+/*
+ * A hung job: its ring is reset and its context banned, both told; a
+ * tenant's hang is not the device's trouble, so health stays ok.
+ */
+TEST_F(health, hang_reset_and_ban)
+{
+	struct cmds c;
+	char buf[64];
+
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(1, attr_u64(self, "jobs_failed_by_status/timeout"));
+	EXPECT_EQ(1, attr_u64(self, "resets"));
+	EXPECT_EQ(1, attr_u64(self, "bans"));
+	/* The ban comes first in the handler, the reset at its end. */
+	EXPECT_EQ(0, wait_uevents(self, (const char *const[]){ "reset", "ban" },
+				  2, "ok"));
+	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
+	EXPECT_STREQ("ok", buf);
+}
+
+/*
+ * A ring that cannot be reset takes the device through a device reset:
+ * degraded, with the reason, told; health_window_s later ok again, told.
+ */
+TEST_F(health, device_reset_degrades_for_a_window)
+{
+	struct cmds c;
+	char buf[128];
+
+	ASSERT_EQ(0, trn_param_set("health_window_s", 3));
+	ASSERT_EQ(0, knob("hang_next", "1"));
+	ASSERT_EQ(0, knob("reset_fail_next", "1"));
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_nop(&c));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(1, attr_u64(self, "device_resets"));
+	EXPECT_EQ(0, wait_uevent(self, "health", "degraded"));
+	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
+	EXPECT_STREQ("degraded", buf);
+	ASSERT_EQ(0, attr_str(self, "health_reason", buf, sizeof(buf)));
+	EXPECT_EQ(0, strncmp(buf, "device reset ", 13)) TH_LOG("%s", buf);
+	/* trn-ls --health shows it and says so in its exit status. */
+	{
+		char out[16384];
+
+		EXPECT_EQ(3, trn_ls(self, "--health", out, sizeof(out)));
+		EXPECT_NE(NULL, strstr(out, " degraded ")) TH_LOG("%s", out);
+		EXPECT_NE(NULL, strstr(out, "device reset ")) TH_LOG("%s", out);
+		EXPECT_EQ(3, trn_ls(self, "--json --health", out, sizeof(out)));
+		EXPECT_NE(NULL, strstr(out, "\"health\": {\"state\": \"degraded\""))
+			TH_LOG("%s", out);
+		/* Without --health, health does not decide the status. */
+		EXPECT_EQ(0, trn_ls(self, "", out, sizeof(out)));
+	}
+	/* The window closes by itself. */
+	EXPECT_EQ(0, wait_uevent(self, "health", "ok"));
+	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
+	EXPECT_STREQ("ok", buf);
+	ASSERT_EQ(0, attr_str(self, "health_reason", buf, sizeof(buf)));
+	EXPECT_STREQ("", buf);
+	{
+		char out[16384];
+
+		EXPECT_EQ(0, trn_ls(self, "--health", out, sizeof(out)));
+		EXPECT_NE(NULL, strstr(out, " ok ")) TH_LOG("%s", out);
+	}
+}
+
+TEST_HARNESS_MAIN
