@@ -11,7 +11,8 @@
  * section or in a backend's interrupt path: trn_event() only sets a bit
  * and queues the event work, which sends the uevents. A tenant can fault
  * thousands of times a second, so events of one kind coalesce: the work
- * runs at most every TRN_EVENT_GAP and sends each pending kind once.
+ * sends each pending kind once per run, and while events keep coming its
+ * runs are TRN_EVENT_GAP apart.
  *
  * Health is the device's, not a tenant's: a ring reset (a tenant's job
  * hung) or a fault is not a device problem, a device reset (a ring that

@@ -121,7 +121,7 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 		.hbm_size = tpd->hbm_usable,
 		.va_start = TRN_PCI_VA_START,
 		.va_size = TRN_PCI_VA_END - TRN_PCI_VA_START,
-		/* Only NOP, WRITE, FILL, COPY and CALL: trn_pci_cp.c. */
+		/* NOP, WRITE, FILL, COPY, CALL and semaphores: trn_pci_cp.c. */
 		.capabilities = DRM_TRN_CAP_HBM_CPU_VISIBLE |
 				DRM_TRN_CAP_SEMAPHORES,
 		.hbm_cpu_wc = true,
