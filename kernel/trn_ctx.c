@@ -14,6 +14,7 @@
  */
 
 #include <linux/module.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 
 #include <drm/drm_drv.h>
@@ -61,6 +62,9 @@ struct trn_ctx *trn_ctx_create(struct trn_device *tdev)
 	}
 	kref_init(&ctx->refcount);
 	ctx->tdev = tdev;
+	/* Who opened the file, for post-mortem dumps. */
+	ctx->pid = task_tgid_nr(current);
+	get_task_comm(ctx->comm, current);
 	INIT_WORK(&ctx->cancel_work, trn_ctx_cancel_work);
 	ctx->engine_ns = kcalloc(tdev->desc.num_cores, sizeof(*ctx->engine_ns),
 				 GFP_KERNEL_ACCOUNT);

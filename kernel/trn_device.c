@@ -93,6 +93,11 @@ struct trn_device *trn_device_register(struct device *parent,
 	init_llist_head(&tdev->free_jobs);
 	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
 	trn_health_init(tdev);
+	trn_coredump_init(tdev);
+	tdev->cores = drmm_kcalloc(&tdev->drm, desc->num_cores,
+				   sizeof(*tdev->cores), GFP_KERNEL);
+	if (!tdev->cores)
+		return ERR_PTR(-ENOMEM);
 	/* Created with the node, before its uevent announces it. */
 	tdev->drm.accel->kdev->groups = trn_attr_groups;
 	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
@@ -117,9 +122,14 @@ struct trn_device *trn_device_register(struct device *parent,
 	ret = drm_dev_register(&tdev->drm, 0);
 	if (ret)
 		goto err_rings_stop;
+	ret = trn_sysfs_cores_init(tdev);
+	if (ret)
+		goto err_unplug;
 
 	return tdev;
 
+err_unplug:
+	drm_dev_unplug(&tdev->drm);
 err_rings_stop:
 	trn_rings_stop(tdev);
 err_hw_fini:
@@ -143,10 +153,13 @@ EXPORT_SYMBOL_GPL(trn_device_register);
  */
 void trn_device_unregister(struct trn_device *tdev)
 {
+	/* Children of the node's directory go before it does. */
+	trn_sysfs_cores_fini(tdev);
 	drm_dev_unplug(&tdev->drm);
 	/* No fault handler runs any more: drop every CPU page of the device. */
 	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);
 	trn_rings_stop(tdev);
+	trn_coredump_fini(tdev);
 	trn_health_fini(tdev);
 	if (tdev->ops->hw_fini)
 		tdev->ops->hw_fini(tdev);

@@ -13,6 +13,7 @@
 #include <linux/list.h>
 #include <linux/llist.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <linux/xarray.h>
@@ -34,10 +35,15 @@
 #define TRN_DRIVER_PATCHLEVEL	0
 
 struct dmem_cgroup_region;
+struct trn_coredump;
+struct trn_core_kobj;
 struct dmem_cgroup_pool_state;
 struct kmem_cache;
 struct user_struct;
 struct workqueue_struct;
+
+/* A descriptor the device has not written back yet. */
+#define TRN_DESC_STATUS_PENDING	0xffffffffU
 
 /* Job statuses, DRM_TRN_STATUS_OK included. */
 #define TRN_STATUS_COUNT	(DRM_TRN_STATUS_DEVICE_ERROR + 1)
@@ -89,13 +95,21 @@ enum trn_trouble {
  *            that a device reset excludes the other rings' ring resets
  * @wedged: a device reset failed: jobs fail with -EIO from now on
  * @stats: job counters, for sysfs; @stats.failed_by counts failed jobs by
- *         their &enum drm_trn_job_status
+ *         their &enum drm_trn_job_status; @stats.coredumps counts the dumps
+ *         handed to devcoredump, @stats.coredumps_dropped the hangs that
+ *         got none (one was still being written, or no memory)
  * @health: what operators are told (trn_health.c): @health.work sends the
  *          uevents of the %TRN_EVENT_* bits in @health.pending, at most
  *          every few jiffies after @health.sent; @health.trouble_at (0:
  *          never) and @health.trouble are the latest device trouble;
  *          @health.reported is the state the last health uevent gave
  *          (only the work touches it)
+ * @cores: per NeuronCore, its share of @stats (sysfs cores/<N>/)
+ * @core_kobjs: the cores/<N>/ directories, while the node is registered
+ * @cores_kobj: the cores/ directory
+ * @coredump: post-mortem dumps (trn_coredump.c): @coredump.pending is the
+ *            one snapshot waiting for @coredump.work to write it (NULL:
+ *            none), set and taken with xchg()
  * @free_jobs: jobs the scheduler is done with, for @free_work
  * @free_work: releases what those jobs held, outside the scheduler's
  *             work items, a jiffy's worth at a time (see trn_job_free())
@@ -140,7 +154,16 @@ struct trn_device {
 		atomic64_t bans;
 		atomic64_t mmu_faults;
 		atomic64_t failed_by[TRN_STATUS_COUNT];
+		atomic64_t coredumps;
+		atomic64_t coredumps_dropped;
 	} stats;
+	struct trn_core_stats *cores;
+	struct trn_core_kobj **core_kobjs;
+	struct kobject *cores_kobj;
+	struct {
+		struct trn_coredump *pending;
+		struct work_struct work;
+	} coredump;
 	struct {
 		struct delayed_work work;
 		unsigned long pending;
@@ -151,6 +174,41 @@ struct trn_device {
 	} health;
 	struct llist_head free_jobs;
 	struct delayed_work free_work;
+};
+
+/**
+ * struct trn_core_stats - what one NeuronCore did, for sysfs cores/<N>/
+ * @completed: jobs that ran on it and succeeded
+ * @failed: jobs that ran (or were queued) on it and failed
+ * @timed_out: jobs on it abandoned after their timeout
+ * @busy_ns: device time its jobs ran, in nanoseconds
+ */
+struct trn_core_stats {
+	atomic64_t completed;
+	atomic64_t failed;
+	atomic64_t timed_out;
+	atomic64_t busy_ns;
+};
+
+/* Retired jobs a ring remembers for post-mortem dumps. */
+#define TRN_RING_HISTORY	8
+
+/**
+ * struct trn_ring_record - a retired job, as a post-mortem dump shows it
+ * @ring_seqno: its ring sequence number
+ * @seqno: its number on its queue
+ * @ctx: its context
+ * @queue: its queue's number in the context
+ * @status: its &enum drm_trn_job_status
+ * @run_ns: device time it ran
+ */
+struct trn_ring_record {
+	u64 ring_seqno;
+	u64 seqno;
+	u32 ctx;
+	u32 queue;
+	u32 status;
+	u64 run_ns;
 };
 
 /**
@@ -166,10 +224,14 @@ struct trn_device {
  * @status_dma: its DMA address
  * @fence_context: fence context of the ring's hardware fences
  * @fence_lock: lock of those fences
- * @lock: protects @last_seqno, @pending, @resetting and the descriptors
+ * @lock: protects @last_seqno, @pending, @resetting, @history,
+ *        @history_next and the descriptors
  * @last_seqno: ring sequence number of the latest job written
  * @pending: jobs on the ring, oldest first
  * @resetting: a timeout is being handled: no doorbells meanwhile
+ * @history: the latest retired jobs, @history_next % TRN_RING_HISTORY the
+ *           slot of the next one
+ * @history_next: jobs retired since the ring was set up
  * @name: scheduler name
  */
 struct trn_ring {
@@ -186,11 +248,13 @@ struct trn_ring {
 	/* Lock of the ring's hardware fences (dma_fence.lock). */
 	spinlock_t fence_lock;
 
-	/* Protects last_seqno, pending, resetting and the descriptors. */
+	/* Protects the fields below and the descriptors. */
 	spinlock_t lock;
 	u64 last_seqno;
 	struct list_head pending;
 	bool resetting;
+	struct trn_ring_record history[TRN_RING_HISTORY];
+	u64 history_next;
 
 	char name[24];
 };
@@ -222,9 +286,13 @@ struct trn_usage {
  *            can still touch the device, so closing need not wait for it
  * @tdev: the device, referenced (drm_dev_get()), its backend module pinned
  * @id: number of the context's address space in the device MMU
+ * @pid: thread group of the process that opened the file
+ * @comm: its command name then, for post-mortem dumps
  * @va_lock: protects @va_mm and serialises MMU updates of this context
  * @va_mm: allocator of the context's device virtual addresses
  * @engine_ns: per NeuronCore, device time the context's jobs ran
+ * @jobs_completed: jobs of the context that succeeded
+ * @jobs_failed: jobs of the context that failed
  * @mmu_faults: device accesses of this context that faulted
  * @last_fault_va: device address of the latest of them
  * @bans: times the context was banned; a queue created before the latest
@@ -239,12 +307,16 @@ struct trn_ctx {
 	struct kref refcount;
 	struct trn_device *tdev;
 	u32 id;
+	pid_t pid;
+	char comm[TASK_COMM_LEN];
 
 	/* Protects va_mm; serialises MMU updates of the context. */
 	struct mutex va_lock;
 	struct drm_mm va_mm;
 
 	atomic64_t *engine_ns;
+	atomic64_t jobs_completed;
+	atomic64_t jobs_failed;
 	atomic64_t mmu_faults;
 	atomic64_t last_fault_va;
 
@@ -552,6 +624,15 @@ void trn_health_trouble(struct trn_device *tdev, enum trn_trouble trouble);
 void trn_health_init(struct trn_device *tdev);
 void trn_health_fini(struct trn_device *tdev);
 
+/* trn_coredump.c */
+const char *trn_status_name(u32 status);
+struct trn_coredump *trn_coredump_capture(struct trn_ring *ring,
+					  struct trn_job *bad);
+void trn_coredump_submit(struct trn_coredump *dump, const char *outcome);
+void trn_coredump_discard(struct trn_coredump *dump);
+void trn_coredump_init(struct trn_device *tdev);
+void trn_coredump_fini(struct trn_device *tdev);
+
 /* trn_query.c */
 int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file);
 
@@ -641,6 +722,8 @@ void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile);
 
 /* trn_sysfs.c */
 extern const struct attribute_group *trn_attr_groups[];
+int trn_sysfs_cores_init(struct trn_device *tdev);
+void trn_sysfs_cores_fini(struct trn_device *tdev);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 struct drm_trn_query;

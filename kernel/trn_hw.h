@@ -173,6 +173,9 @@ struct trn_mmu_map {
  *                sleep; returns 0 or -ENOMEM
  * @hbm_clear: zero device memory [@offset, @offset + @size) before it is
  *             handed out again; it must read as zero when this returns
+ * @hbm_read: optional; copy @size bytes of device memory at @offset (within
+ *            one buffer) to @buf, for a post-mortem dump; may sleep. Where
+ *            it is missing, dumps leave out commands in device memory
  * @ring_init: start watching ring @ring; its status reads 0 (nothing done)
  * @ring_fini: stop watching ring @index; nothing runs on it any more
  * @ring_doorbell: descriptors up to ring sequence number @tail are valid
@@ -222,6 +225,8 @@ struct trn_hw_ops {
 	int (*hbm_pfn)(struct trn_device *tdev, u64 offset, unsigned long *pfn);
 	int (*hbm_populate)(struct trn_device *tdev, u64 offset, u64 size);
 	void (*hbm_clear)(struct trn_device *tdev, u64 offset, u64 size);
+	void (*hbm_read)(struct trn_device *tdev, u64 offset, void *buf,
+			 size_t size);
 	int (*ring_init)(struct trn_device *tdev, const struct trn_hw_ring *ring);
 	void (*ring_fini)(struct trn_device *tdev, u32 index);
 	void (*ring_doorbell)(struct trn_device *tdev, u32 index, u64 tail);

@@ -184,19 +184,36 @@ static void trn_job_count_failure(struct trn_device *tdev, u32 status)
 void trn_job_retire(struct trn_job *job, int error)
 {
 	struct trn_queue *queue = job->queue;
-	struct trn_device *tdev = job->ring->tdev;
+	struct trn_ring *ring = job->ring;
+	struct trn_device *tdev = ring->tdev;
+	struct trn_core_stats *core = &tdev->cores[ring->core];
 	struct dma_fence *fence = job->hw.fence;
+	struct trn_ring_record *rec;
+	u64 run_ns = 0;
 	u32 i;
 
-	lockdep_assert_held(&job->ring->lock);
+	lockdep_assert_held(&ring->lock);
 
 	if (job->dma_begun)
 		for (i = 0; i < job->bo_count; i++)
 			trn_bo_dma_end(to_trn_bo(job->bos[i]));
-	if (job->hw.end_ns > job->hw.start_ns)
-		atomic64_add(job->hw.end_ns - job->hw.start_ns,
-			     &queue->ctx->engine_ns[job->ring->core]);
+	if (job->hw.end_ns > job->hw.start_ns) {
+		run_ns = job->hw.end_ns - job->hw.start_ns;
+		atomic64_add(run_ns, &queue->ctx->engine_ns[ring->core]);
+		atomic64_add(run_ns, &core->busy_ns);
+	}
 	atomic64_inc(error ? &tdev->stats.failed : &tdev->stats.completed);
+	atomic64_inc(error ? &core->failed : &core->completed);
+	atomic64_inc(error ? &queue->ctx->jobs_failed :
+			     &queue->ctx->jobs_completed);
+	/* For post-mortem dumps (trn_coredump.c). */
+	rec = &ring->history[ring->history_next++ % TRN_RING_HISTORY];
+	rec->ring_seqno = job->ring_seqno;
+	rec->seqno = job->seqno;
+	rec->ctx = queue->ctx->id;
+	rec->queue = queue->id;
+	rec->status = job->hw.status;
+	rec->run_ns = run_ns;
 	if (error)
 		trn_job_count_failure(tdev, job->hw.status);
 	job->retired = true;
@@ -225,6 +242,8 @@ void trn_job_fail_unrun(struct trn_job *job, int error)
 					 DRM_TRN_STATUS_ABORTED;
 	job->retired = true;
 	atomic64_inc(&job->ring->tdev->stats.failed);
+	atomic64_inc(&job->ring->tdev->cores[job->ring->core].failed);
+	atomic64_inc(&job->queue->ctx->jobs_failed);
 	trn_job_count_failure(job->ring->tdev, job->hw.status);
 	trn_queue_job_done(job->queue, job, error);
 	trn_job_fail_points(job, error);
@@ -909,13 +928,24 @@ out_put_queue:
  * @tfile: the file
  *
  * One drm-engine-core<N> key per NeuronCore, in nanoseconds of device time
- * the file's jobs ran.
+ * the file's jobs ran; the number of queues the file has, and the jobs of
+ * its context that completed and failed.
  */
 void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile)
 {
-	u32 i;
+	struct trn_ctx *ctx = tfile->ctx;
+	struct trn_queue *queue;
+	unsigned long id;
+	u32 i, queues = 0;
 
 	for (i = 0; i < tfile->tdev->desc.num_cores; i++)
 		drm_printf(p, "drm-engine-core%u:\t%lld ns\n", i,
-			   atomic64_read(&tfile->ctx->engine_ns[i]));
+			   atomic64_read(&ctx->engine_ns[i]));
+	xa_for_each(&tfile->queues, id, queue)
+		queues++;
+	drm_printf(p, "trn-queues:\t%u\n", queues);
+	drm_printf(p, "trn-jobs-completed:\t%lld\n",
+		   atomic64_read(&ctx->jobs_completed));
+	drm_printf(p, "trn-jobs-failed:\t%lld\n",
+		   atomic64_read(&ctx->jobs_failed));
 }

@@ -37,9 +37,6 @@ module_param(job_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(job_timeout_ms,
 		 "Time a job may run before its ring is reset, in ms; read when a device is added (default 5000)");
 
-/* A descriptor the device has not written back yet. */
-#define TRN_DESC_STATUS_PENDING	0xffffffffU
-
 static const char *trn_hw_fence_driver_name(struct dma_fence *fence)
 {
 	return TRN_DRIVER_NAME;
@@ -411,6 +408,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	struct trn_job *bad = to_trn_job(sched_job);
 	struct trn_ring *ring = bad->ring;
 	struct trn_device *tdev = ring->tdev;
+	struct trn_coredump *dump = NULL;
 	struct trn_job *job, *head;
 	bool present, reset = false, cookie;
 	const char *how = "ring reset";
@@ -429,6 +427,9 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 	}
 	spin_unlock_irqrestore(&ring->lock, flags);
 
+	/* The ring as the hang left it, for a post-mortem dump. */
+	if (reset)
+		dump = trn_coredump_capture(ring, bad);
 	if (reset)
 		abandoned = tdev->ops->ring_reset(tdev, ring->index,
 						  bad->ring_seqno);
@@ -442,6 +443,7 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, %s\n",
 			 ring->index, bad->seqno, bad->queue->ctx->id, how);
 		trn_ctx_job_hung(bad->queue->ctx);
+		atomic64_inc(&tdev->cores[ring->core].timed_out);
 	} else if (reset && !abandoned) {
 		spin_lock_irqsave(&ring->lock, flags);
 		bad->timed_out = false;
@@ -449,6 +451,11 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		drm_dbg_driver(&tdev->drm, "ring %u: job %llu finished as it timed out\n",
 			       ring->index, bad->seqno);
 	}
+	/* A hang, whatever ended it (a cancelled job's too): dump it. */
+	if (abandoned)
+		trn_coredump_submit(dump, how);
+	else
+		trn_coredump_discard(dump);
 
 	/*
 	 * Nothing is retired from here to drm_sched_start(): drm_sched_stop()

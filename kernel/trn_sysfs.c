@@ -7,12 +7,17 @@
  * job counters jobs_submitted, jobs_completed, jobs_failed (and by status
  * in jobs_failed_by_status/), resets, device_resets, bans and mmu_faults,
  * whether the device is wedged (a device reset failed), its health and
- * health_reason (trn_health.c), and the policy figures job_timeout_ms and
+ * health_reason (trn_health.c), the post-mortem dumps made and dropped
+ * (trn_coredump.c), and the policy figures job_timeout_ms and
  * queue_depth. They are the node's attribute groups, so they exist when
- * its uevent is sent. Documentation/ABI/testing/sysfs-driver-trn.
+ * its uevent is sent. Each NeuronCore's share of the job figures is in
+ * cores/<N>/, added once the node is registered (the number of cores is
+ * the device's). Documentation/ABI/testing/sysfs-driver-trn.
  */
 
 #include <linux/device.h>
+#include <linux/kobject.h>
+#include <linux/slab.h>
 #include <linux/sysfs.h>
 
 #include <drm/drm_file.h>
@@ -64,6 +69,8 @@ TRN_STAT_ATTR(resets, resets);
 TRN_STAT_ATTR(device_resets, device_resets);
 TRN_STAT_ATTR(bans, bans);
 TRN_STAT_ATTR(mmu_faults, mmu_faults);
+TRN_STAT_ATTR(coredumps, coredumps);
+TRN_STAT_ATTR(coredumps_dropped, coredumps_dropped);
 
 static ssize_t health_show(struct device *kdev,
 			   struct device_attribute *attr, char *buf)
@@ -160,6 +167,8 @@ static struct attribute *trn_attrs[] = {
 	&dev_attr_wedged.attr,
 	&dev_attr_bans.attr,
 	&dev_attr_mmu_faults.attr,
+	&dev_attr_coredumps.attr,
+	&dev_attr_coredumps_dropped.attr,
 	&dev_attr_health.attr,
 	&dev_attr_health_reason.attr,
 	&dev_attr_job_timeout_ms.attr,
@@ -177,3 +186,126 @@ const struct attribute_group *trn_attr_groups[] = {
 	&trn_failed_group,
 	NULL
 };
+
+/**
+ * struct trn_core_kobj - the directory cores/<N>/ of one NeuronCore
+ * @kobj: its kobject; the directory lives while it is in sysfs
+ * @tdev: the device
+ * @core: the core's number
+ */
+struct trn_core_kobj {
+	struct kobject kobj;
+	struct trn_device *tdev;
+	u32 core;
+};
+
+static void trn_core_kobj_release(struct kobject *kobj)
+{
+	kfree(container_of(kobj, struct trn_core_kobj, kobj));
+}
+
+/*
+ * Shown only while the directory is in sysfs, which is removed before the
+ * device can go (trn_sysfs_cores_fini() drains the readers).
+ */
+#define TRN_CORE_ATTR(_name, _field)					\
+static ssize_t core_##_name##_show(struct kobject *kobj,		\
+				   struct kobj_attribute *attr, char *buf) \
+{									\
+	struct trn_core_kobj *ck = container_of(kobj, struct trn_core_kobj, \
+						kobj);			\
+									\
+	return sysfs_emit(buf, "%lld\n",				\
+			  atomic64_read(&ck->tdev->cores[ck->core]._field)); \
+}									\
+static struct kobj_attribute core_attr_##_name =			\
+	__ATTR(_name, 0444, core_##_name##_show, NULL)
+
+TRN_CORE_ATTR(jobs_completed, completed);
+TRN_CORE_ATTR(jobs_failed, failed);
+TRN_CORE_ATTR(jobs_timed_out, timed_out);
+TRN_CORE_ATTR(busy_ns, busy_ns);
+
+static struct attribute *trn_core_attrs[] = {
+	&core_attr_jobs_completed.attr,
+	&core_attr_jobs_failed.attr,
+	&core_attr_jobs_timed_out.attr,
+	&core_attr_busy_ns.attr,
+	NULL
+};
+ATTRIBUTE_GROUPS(trn_core);
+
+static const struct kobj_type trn_core_ktype = {
+	.release = trn_core_kobj_release,
+	.sysfs_ops = &kobj_sysfs_ops,
+	.default_groups = trn_core_groups,
+};
+
+/**
+ * trn_sysfs_cores_init() - add cores/<N>/ under the accel node
+ * @tdev: the device, its node just registered
+ *
+ * Return: 0 or a negative errno; on failure nothing is added.
+ */
+int trn_sysfs_cores_init(struct trn_device *tdev)
+{
+	struct kobject *parent = &tdev->drm.accel->kdev->kobj;
+	u32 n = tdev->desc.num_cores, i;
+	int ret;
+
+	tdev->core_kobjs = kcalloc(n, sizeof(*tdev->core_kobjs), GFP_KERNEL);
+	if (!tdev->core_kobjs)
+		return -ENOMEM;
+	tdev->cores_kobj = kobject_create_and_add("cores", parent);
+	if (!tdev->cores_kobj) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+	for (i = 0; i < n; i++) {
+		struct trn_core_kobj *ck = kzalloc(sizeof(*ck), GFP_KERNEL);
+
+		if (!ck) {
+			ret = -ENOMEM;
+			goto err_del;
+		}
+		ck->tdev = tdev;
+		ck->core = i;
+		ret = kobject_init_and_add(&ck->kobj, &trn_core_ktype,
+					   tdev->cores_kobj, "%u", i);
+		if (ret) {
+			kobject_put(&ck->kobj);
+			goto err_del;
+		}
+		tdev->core_kobjs[i] = ck;
+	}
+	return 0;
+
+err_del:
+	trn_sysfs_cores_fini(tdev);
+	return ret;
+err_free:
+	kfree(tdev->core_kobjs);
+	tdev->core_kobjs = NULL;
+	return ret;
+}
+
+/**
+ * trn_sysfs_cores_fini() - remove cores/<N>/, before the node goes
+ * @tdev: the device
+ *
+ * Waits for readers of the files; afterwards none touches @tdev.
+ */
+void trn_sysfs_cores_fini(struct trn_device *tdev)
+{
+	u32 i;
+
+	if (!tdev->core_kobjs)
+		return;
+	for (i = 0; i < tdev->desc.num_cores; i++)
+		if (tdev->core_kobjs[i])
+			kobject_put(&tdev->core_kobjs[i]->kobj);
+	kobject_put(tdev->cores_kobj);
+	kfree(tdev->core_kobjs);
+	tdev->core_kobjs = NULL;
+	tdev->cores_kobj = NULL;
+}

@@ -270,6 +270,8 @@ int trn_pci_mmu_map(struct trn_device *tdev, u32 ctx,
 void trn_pci_mmu_unmap(struct trn_device *tdev, u32 ctx, u64 va, u64 size);
 int trn_pci_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
 void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
+void trn_pci_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
+		      size_t size);
 struct trn_pci_ctx *trn_pci_ctx_get(struct trn_pci_dev *tpd, u32 ctx);
 const struct trn_pci_map *trn_pci_lookup(struct trn_pci_ctx *pctx, u64 va,
 					 u64 len, u32 prot, u64 *fault_va);

@@ -91,6 +91,7 @@ static const struct trn_hw_ops trn_pci_hw_ops = {
 	.mmu_unmap = trn_pci_mmu_unmap,
 	.hbm_pfn = trn_pci_hbm_pfn,
 	.hbm_clear = trn_pci_hbm_clear,
+	.hbm_read = trn_pci_hbm_read,
 	.ring_init = trn_pci_ring_init,
 	.ring_fini = trn_pci_ring_fini,
 	.ring_doorbell = trn_pci_ring_doorbell,

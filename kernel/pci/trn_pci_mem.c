@@ -417,3 +417,32 @@ void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 	/* Out of the write-combining buffers before the memory is reused. */
 	wmb();
 }
+
+/**
+ * trn_pci_hbm_read() - trn_hw_ops.hbm_read: copy device memory out through
+ * BAR4
+ * @tdev: the device
+ * @offset: offset in the allocator's range
+ * @buf: where to copy
+ * @size: bytes
+ */
+void trn_pci_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
+		      size_t size)
+{
+	struct trn_pci_dev *tpd = trn_pci_of(tdev);
+	u64 contig, bar;
+	size_t n;
+
+	while (size) {
+		if (offset >= tpd->hbm_usable) {
+			memset(buf, 0, size);
+			return;
+		}
+		bar = trn_pci_hbm_bar_off(tpd, offset, &contig);
+		n = min_t(u64, size, contig);
+		memcpy_fromio(buf, tpd->hbm + bar, n);
+		buf += n;
+		offset += n;
+		size -= n;
+	}
+}

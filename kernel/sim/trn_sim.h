@@ -143,6 +143,8 @@ struct page *trn_sim_mem_page(struct trn_sim_dev *sdev, u64 offset);
 int trn_sim_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
 int trn_sim_hbm_populate(struct trn_device *tdev, u64 offset, u64 size);
 void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
+void trn_sim_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
+		      size_t size);
 
 /* trn_sim_mmu.c: contexts, page tables, translation */
 void trn_sim_mmu_init(struct trn_sim_dev *sdev);

@@ -39,6 +39,7 @@ static const struct trn_hw_ops trn_sim_hw_ops = {
 	.hbm_pfn = trn_sim_hbm_pfn,
 	.hbm_populate = trn_sim_hbm_populate,
 	.hbm_clear = trn_sim_hbm_clear,
+	.hbm_read = trn_sim_hbm_read,
 	.ring_init = trn_sim_ring_init,
 	.ring_fini = trn_sim_ring_fini,
 	.ring_doorbell = trn_sim_ring_doorbell,

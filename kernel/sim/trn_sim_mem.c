@@ -247,3 +247,37 @@ void trn_sim_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 	}
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_hbm_clear);
+
+/**
+ * trn_sim_hbm_read() - trn_hw_ops.hbm_read of the simulator
+ * @tdev: the device
+ * @offset: device memory offset
+ * @buf: where to copy
+ * @size: bytes
+ *
+ * Pages no buffer holds read as zero.
+ */
+void trn_sim_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
+		      size_t size)
+{
+	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
+	u64 end = sdev->hbm_npages << PAGE_SHIFT;
+	struct page *page;
+	size_t n;
+	void *va;
+
+	while (size) {
+		n = min_t(size_t, size, PAGE_SIZE - offset_in_page(offset));
+		page = offset < end ? trn_sim_mem_page(sdev, offset) : NULL;
+		if (page) {
+			va = kmap_local_page(page);
+			memcpy(buf, va + offset_in_page(offset), n);
+			kunmap_local(va);
+		} else {
+			memset(buf, 0, n);
+		}
+		buf += n;
+		offset += n;
+		size -= n;
+	}
+}

@@ -6,11 +6,13 @@
  * sysfs-driver-trn, execution.md "Health and events"): sysfs health and
  * health_reason, mmu_faults and jobs_failed_by_status/, and the
  * KOBJ_CHANGE uevents of the accel node, TRN_EVENT=fault|reset|ban|health
- * with TRN_HEALTH. Each test makes one thing happen on simulated device 57
- * (its own, job timeout 1 s) through the simulator's knobs, and checks
- * the counters and the uevent, read from a kobject-uevent netlink socket
- * opened before.
+ * with TRN_HEALTH, the per-core figures in cores/<N>/, and the post-mortem
+ * dumps in devcoredump (execution.md "Post-mortem dumps"). Each test makes
+ * one thing happen on simulated device 57 (its own, job timeout 1 s)
+ * through the simulator's knobs, and checks the counters and the uevent,
+ * read from a kobject-uevent netlink socket opened before.
  */
+#include <dirent.h>
 #include <libgen.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -25,6 +27,7 @@
 #define TIMEOUT_MS	1000
 #define WAIT_MS		30000
 #define HANG_SEM	200	/* never signalled */
+#define DEVCD_CLASS	"/sys/class/devcoredump"
 
 FIXTURE(health)
 {
@@ -215,6 +218,105 @@ static int trn_ls(FIXTURE_DATA(health) *self, const char *args, char *out,
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/*
+ * The devcoredump directory (DEVCD_CLASS/devcdN) of a dump of our
+ * device, into @dir; 0 or -ENOENT.
+ */
+static int find_dump(FIXTURE_DATA(health) *self, char *dir, size_t size)
+{
+	char link[PATH_MAX], want[PATH_MAX], got[PATH_MAX];
+	struct dirent *e;
+	int ret = -ENOENT;
+	DIR *d;
+
+	snprintf(link, sizeof(link), ACCEL_CLASS "/accel%u/device",
+		 self->minor);
+	if (!realpath(link, want))
+		return -errno;
+	d = opendir(DEVCD_CLASS);
+	if (!d)
+		return -ENOENT;
+	while (ret && (e = readdir(d))) {
+		if (strncmp(e->d_name, "devcd", 5))
+			continue;
+		snprintf(link, sizeof(link), DEVCD_CLASS "/%s/failing_device",
+			 e->d_name);
+		if (realpath(link, got) && !strcmp(got, want)) {
+			snprintf(dir, size, DEVCD_CLASS "/%s", e->d_name);
+			ret = 0;
+		}
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Wait up to WAIT_MS for a dump of our device (written by a work item). */
+static int wait_dump(FIXTURE_DATA(health) *self, char *dir, size_t size)
+{
+	int64_t end = mono_ns() + (int64_t)WAIT_MS * 1000000;
+
+	while (find_dump(self, dir, size)) {
+		if (mono_ns() > end)
+			return -ETIMEDOUT;
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
+/* The whole report of the dump in @dir into @buf; its length or -errno. */
+static ssize_t read_dump(const char *dir, char *buf, size_t size)
+{
+	char path[PATH_MAX + 8];
+	size_t len = 0;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1 && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
+/* The value of the report's line "@key: value", or "" if it has none. */
+static const char *dump_field(const char *text, const char *key, char *val,
+			      size_t size)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s: ", key);
+	val[0] = '\0';
+	p = strstr(text, want);
+	if (p) {
+		p += strlen(want);
+		snprintf(val, size, "%.*s", (int)strcspn(p, "\n"), p);
+	}
+	return val;
+}
+
+/* Dismiss the dump in @dir (any write to its data frees it). */
+static int dismiss_dump(const char *dir)
+{
+	char path[PATH_MAX + 8];
+
+	snprintf(path, sizeof(path), "%s/data", dir);
+	return sysfs_write(path, "1");
+}
+
+static uint64_t core_u64(FIXTURE_DATA(health) *self, unsigned int core,
+			 const char *attr)
+{
+	char name[64];
+
+	snprintf(name, sizeof(name), "cores/%u/%s", core, attr);
+	return attr_u64(self, name);
+}
+
 static int knob(const char *name, const char *value)
 {
 	char path[128];
@@ -306,6 +408,113 @@ TEST_F(health, hang_reset_and_ban)
 }
 
 /*
+ * A hang leaves a post-mortem dump: the ring, the hung job with its
+ * process, descriptor and commands, what else was on the ring and what
+ * ran before. Each core's figures count what ran on it.
+ */
+TEST_F(health, hang_dumps_the_ring)
+{
+	char dir[PATH_MAX], val[256], want[128], *text;
+	size_t text_size = 64 * 1024;
+	struct cmds c;
+	uint64_t first;
+
+	if (access(DEVCD_CLASS, F_OK))
+		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
+	ASSERT_EQ(-ENOENT, find_dump(self, dir, sizeof(dir)));
+	EXPECT_EQ(0, core_u64(self, 1, "jobs_completed"));
+	EXPECT_EQ(0, core_u64(self, 1, "busy_ns"));
+	/* One job that does work, then the hang after it on the same ring. */
+	cmds_init(&c, self->cmd.map, self->cmd.va, 1024);
+	ASSERT_EQ(0, cmds_fill(&c, self->data.va, 0x5a5a5a5a, 4096));
+	ASSERT_EQ(0, run_job(self, &c));
+	EXPECT_EQ(1, core_u64(self, 1, "jobs_completed"));
+	EXPECT_LT(0, core_u64(self, 1, "busy_ns"));
+	cmds_init(&c, (char *)self->cmd.map + 1024, self->cmd.va + 1024,
+		  1024);
+	ASSERT_EQ(0, cmds_nop(&c));
+	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
+	memcpy(&first, c.map, sizeof(first));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+
+	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
+	text = malloc(text_size);
+	ASSERT_NE(NULL, text);
+	ASSERT_LT(0, read_dump(dir, text, text_size));
+	EXPECT_EQ(0, strncmp(text, "trn devcoredump 1\n", 18)) TH_LOG("%s", text);
+	snprintf(want, sizeof(want), "accel%u", self->minor);
+	EXPECT_STREQ(want, dump_field(text, "device", val, sizeof(val)));
+	EXPECT_STREQ("57", dump_field(text, "device_id", val, sizeof(val)));
+	EXPECT_STREQ("job timeout", dump_field(text, "reason", val, sizeof(val)));
+	EXPECT_STREQ("ring reset", dump_field(text, "outcome", val, sizeof(val)));
+	EXPECT_STREQ("ok", dump_field(text, "health", val, sizeof(val)));
+	EXPECT_STREQ("1", dump_field(text, "ring.core", val, sizeof(val)));
+	EXPECT_STREQ("1", dump_field(text, "ring.retired", val, sizeof(val)));
+	snprintf(want, sizeof(want), "%u", fd_context(self->fd));
+	EXPECT_STREQ(want, dump_field(text, "job.context", val, sizeof(val)));
+	snprintf(want, sizeof(want), "%d", getpid());
+	EXPECT_STREQ(want, dump_field(text, "job.pid", val, sizeof(val)));
+	EXPECT_STREQ("test_health", dump_field(text, "job.comm", val, sizeof(val)));
+	snprintf(want, sizeof(want), "0x%llx", (unsigned long long)c.va);
+	EXPECT_STREQ(want, dump_field(text, "job.cmd_va", val, sizeof(val)));
+	snprintf(want, sizeof(want), "%zu", c.len);
+	EXPECT_STREQ(want, dump_field(text, "job.cmd_size", val, sizeof(val)));
+	EXPECT_STREQ("2", dump_field(text, "job.bos", val, sizeof(val)));
+	/* The commands as the job's buffer holds them, first word first. */
+	snprintf(want, sizeof(want), "%zu of %zu bytes", c.len, c.len);
+	EXPECT_STREQ(want, dump_field(text, "commands", val, sizeof(val)));
+	snprintf(want, sizeof(want), "\n  0000: %016llx ",
+		 (unsigned long long)first);
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
+	/* The hung job was still on the ring, the fill had run before it. */
+	EXPECT_STREQ("1", dump_field(text, "pending", val, sizeof(val)));
+	snprintf(want, sizeof(want), "context=%u queue=", fd_context(self->fd));
+	EXPECT_NE(NULL, strstr(text, want)) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, " status=pending ")) TH_LOG("%s", text);
+	EXPECT_STREQ("1", dump_field(text, "history", val, sizeof(val)));
+	EXPECT_NE(NULL, strstr(text, " status=ok run_ns=")) TH_LOG("%s", text);
+	EXPECT_NE(NULL, strstr(text, "\nend\n")) TH_LOG("%s", text);
+	free(text);
+
+	EXPECT_EQ(1, attr_u64(self, "coredumps"));
+	EXPECT_EQ(0, attr_u64(self, "coredumps_dropped"));
+	EXPECT_EQ(1, core_u64(self, 1, "jobs_timed_out"));
+	EXPECT_EQ(1, core_u64(self, 1, "jobs_failed"));
+	EXPECT_EQ(1, core_u64(self, 1, "jobs_completed"));
+	EXPECT_EQ(0, core_u64(self, 0, "jobs_completed"));
+	EXPECT_EQ(0, core_u64(self, 0, "jobs_timed_out"));
+	/* Only two cores, and the figures are read-only. */
+	EXPECT_EQ(~0ULL, core_u64(self, 2, "jobs_completed"));
+	snprintf(val, sizeof(val), ACCEL_CLASS "/accel%u/cores/1/busy_ns",
+		 self->minor);
+	EXPECT_EQ(-EACCES, sysfs_write(val, "0"));
+
+	/* Dismissed, it is gone. */
+	ASSERT_EQ(0, dismiss_dump(dir));
+	EXPECT_EQ(-ENOENT, find_dump(self, dir, sizeof(dir)));
+}
+
+/* A device's dumps go with it: nothing holds the device past removal. */
+TEST_F(health, dump_goes_with_the_device)
+{
+	char dir[PATH_MAX];
+	struct cmds c;
+
+	if (access(DEVCD_CLASS, F_OK))
+		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
+	host_bo_free(self->fd, &self->cmd);
+	host_bo_free(self->fd, &self->data);
+	close(self->fd);
+	self->fd = -1;
+	ASSERT_EQ(0, sim_del(ID));
+	EXPECT_NE(0, access(dir, F_OK)) TH_LOG("%s outlived its device", dir);
+}
+
+/*
  * A ring that cannot be reset takes the device through a device reset:
  * degraded, with the reason, told; health_window_s later ok again, told.
  */
@@ -322,6 +531,18 @@ TEST_F(health, device_reset_degrades_for_a_window)
 	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
 	EXPECT_EQ(1, attr_u64(self, "device_resets"));
 	EXPECT_EQ(0, wait_uevent(self, "health", "degraded"));
+	/* The dump says how the hang ended. */
+	if (!access(DEVCD_CLASS, F_OK)) {
+		char dir[PATH_MAX], text[16384], val[64];
+
+		ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
+		ASSERT_LT(0, read_dump(dir, text, sizeof(text)));
+		EXPECT_STREQ("device reset",
+			     dump_field(text, "outcome", val, sizeof(val)));
+		EXPECT_STREQ("degraded",
+			     dump_field(text, "health", val, sizeof(val)));
+		EXPECT_EQ(0, dismiss_dump(dir));
+	}
 	ASSERT_EQ(0, attr_str(self, "health", buf, sizeof(buf)));
 	EXPECT_STREQ("degraded", buf);
 	ASSERT_EQ(0, attr_str(self, "health_reason", buf, sizeof(buf)));
