@@ -21,6 +21,7 @@
 #include <linux/netlink.h>
 
 #include "kselftest_harness.h"
+#include "trn-top-data.h"
 #include "trn_test.h"
 
 #define ID		57
@@ -178,44 +179,61 @@ static int run_job(FIXTURE_DATA(health) *self, struct cmds *c)
 	return ret;
 }
 
-/*
- * Run tools/trn-ls (next to this test's build directory, else
- * build/tools/trn-ls) with @args; its exit status, and in @out the line
- * of our device (or, with --json, everything), or -1.
- */
-static int trn_ls(FIXTURE_DATA(health) *self, const char *args, char *out,
-		  size_t size)
+/* tools/@name next to this test's build directory, else build/tools/@name. */
+static void tool_path(const char *name, char *path, size_t size)
 {
-	char self_exe[PATH_MAX], path[PATH_MAX + 32], cmd[PATH_MAX + 96];
-	char line[1024], node[40];
+	char self_exe[PATH_MAX], alt[PATH_MAX + 64];
 	ssize_t n;
+
+	snprintf(path, size, "build/tools/%s", name);
+	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
+	if (n > 0) {
+		self_exe[n] = '\0';
+		snprintf(alt, sizeof(alt), "%s/../../tools/%s",
+			 dirname(self_exe), name);
+		if (access(alt, X_OK) == 0)
+			snprintf(path, size, "%s", alt);
+	}
+}
+
+/*
+ * Run tool @name with @args; its exit status, and in @out everything it
+ * printed or, given @only, the last line containing @only; or -1.
+ */
+static int run_tool(const char *name, const char *args, const char *only,
+		    char *out, size_t size)
+{
+	char path[PATH_MAX + 64], cmd[PATH_MAX + 256], line[4096];
 	FILE *p;
 	int st;
 
-	snprintf(path, sizeof(path), "build/tools/trn-ls");
-	n = readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1);
-	if (n > 0) {
-		char alt[PATH_MAX + 32];
-
-		self_exe[n] = '\0';
-		snprintf(alt, sizeof(alt), "%s/../../tools/trn-ls",
-			 dirname(self_exe));
-		if (access(alt, X_OK) == 0)
-			snprintf(path, sizeof(path), "%s", alt);
-	}
+	tool_path(name, path, sizeof(path));
 	snprintf(cmd, sizeof(cmd), "%s %s", path, args);
-	snprintf(node, sizeof(node), "/dev/accel/accel%u ", self->minor);
 	out[0] = '\0';
 	p = popen(cmd, "r");
 	if (!p)
 		return -1;
 	while (fgets(line, sizeof(line), p))
-		if (strstr(args, "--json"))
+		if (!only)
 			strncat(out, line, size - strlen(out) - 1);
-		else if (strstr(line, node))
+		else if (strstr(line, only))
 			snprintf(out, size, "%s", line);
 	st = pclose(p);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/*
+ * Run trn-ls with @args; its exit status, and in @out the line of our
+ * device (or, with --json, everything), or -1.
+ */
+static int trn_ls(FIXTURE_DATA(health) *self, const char *args, char *out,
+		  size_t size)
+{
+	char node[40];
+
+	snprintf(node, sizeof(node), "/dev/accel/accel%u ", self->minor);
+	return run_tool("trn-ls", args, strstr(args, "--json") ? NULL : node,
+			out, size);
 }
 
 /*
@@ -572,6 +590,145 @@ TEST_F(health, device_reset_degrades_for_a_window)
 		EXPECT_EQ(0, trn_ls(self, "--health", out, sizeof(out)));
 		EXPECT_NE(NULL, strstr(out, " ok ")) TH_LOG("%s", out);
 	}
+}
+
+/*
+ * The number after "@key": in @json, looked for from @from on and before
+ * @end (NULL: the end); 0 or -ENOENT.
+ */
+static int json_u64(const char *from, const char *end, const char *key,
+		    uint64_t *val)
+{
+	char want[64];
+	const char *at;
+
+	snprintf(want, sizeof(want), "\"%s\":", key);
+	at = strstr(from, want);
+	if (!at || (end && at >= end))
+		return -ENOENT;
+	*val = strtoull(at + strlen(want), NULL, 10);
+	return 0;
+}
+
+/*
+ * trn-top --json sees this process: its queue, its buffers by region, its
+ * jobs and their engine time on core 1, and the device with both cores;
+ * --batch shows it as a row; --device of another node leaves it out.
+ */
+TEST_F(health, top_shows_this_process)
+{
+	char out[16384], want[128], args[96];
+	struct drm_trn_queue_create q;
+	const char *me, *next, *cores;
+	uint64_t seqno = 0, v;
+	uint32_t hbm;
+	struct cmds c;
+	int i;
+
+	ASSERT_EQ(0, bo_create(self->fd, 256 * 1024, DRM_TRN_PLACEMENT_HBM, 0,
+			       0, &hbm, NULL));
+	ASSERT_EQ(0, queue_create(self->fd, 1, DRM_TRN_PRIORITY_NORMAL, &q));
+	cmds_init(&c, self->cmd.map, self->cmd.va, 1024);
+	ASSERT_EQ(0, cmds_fill(&c, self->data.va, 0x5a5a5a5a, 4096));
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, submit_one(self->fd, q.queue_id, c.va,
+					(uint32_t)c.len, self->cmd.handle,
+					&seqno));
+	ASSERT_EQ(0, syncobj_wait_point(self->fd, q.syncobj, seqno, WAIT_MS));
+
+	snprintf(args, sizeof(args), "--json --interval 0.2 --count 1 --device %u",
+		 self->minor);
+	ASSERT_EQ(0, run_tool("trn-top", args, NULL, out, sizeof(out)));
+	EXPECT_EQ(0, strncmp(out, "{\"trn_top\":1,\"time_ns\":", 23))
+		TH_LOG("%s", out);
+	/* The device asked for, and it alone. */
+	snprintf(want, sizeof(want), "\"devices\":[{\"minor\":%u,", self->minor);
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"driver\":\"trn_sim\"")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "\"health\":\"ok\"")) TH_LOG("%s", out);
+	cores = strstr(out, "\"cores\":[{\"core\":0,");
+	ASSERT_NE(NULL, cores) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(cores, "{\"core\":1,\"busy_ns\":"));
+	EXPECT_EQ(NULL, strstr(cores, "{\"core\":2,")) TH_LOG("%s", out);
+	ASSERT_EQ(0, json_u64(strstr(cores, "{\"core\":1,"), NULL,
+			      "jobs_completed", &v));
+	EXPECT_EQ(3, v);
+	/* This process, once, with what it holds. */
+	snprintf(want, sizeof(want), "{\"pid\":%d,\"comm\":\"test_health\",\"minor\":%u,",
+		 getpid(), self->minor);
+	me = strstr(out, want);
+	ASSERT_NE(NULL, me) TH_LOG("%s", out);
+	EXPECT_EQ(NULL, strstr(me + 1, want)) TH_LOG("%s", out);
+	next = strstr(me + 1, "{\"pid\":");
+	ASSERT_EQ(0, json_u64(me, next, "context", &v));
+	EXPECT_EQ(fd_context(self->fd), v);
+	ASSERT_EQ(0, json_u64(me, next, "queues", &v));
+	EXPECT_EQ(1, v);
+	/* Its three buffers and the queue's status buffer (a host page). */
+	ASSERT_EQ(0, json_u64(me, next, "buffers", &v));
+	EXPECT_EQ(4, v);
+	ASSERT_EQ(0, json_u64(strstr(me, "\"hbm\":{"), next, "resident", &v));
+	EXPECT_EQ(256 * 1024, v);
+	ASSERT_EQ(0, json_u64(strstr(me, "\"host\":{"), next, "total", &v));
+	EXPECT_EQ(self->cmd.size + self->data.size + 4096, v);
+	ASSERT_EQ(0, json_u64(strstr(me, "\"jobs\":{"), next, "completed", &v));
+	EXPECT_EQ(3, v);
+	ASSERT_EQ(0, json_u64(strstr(me, "{\"core\":1,"), next, "engine_ns", &v));
+	EXPECT_LT(0, v);
+	EXPECT_NE(NULL, strstr(me, "\"utilization\":")) TH_LOG("%s", out);
+
+	/* The plain-text screen: a row with pid, name and node. */
+	snprintf(args, sizeof(args), "--batch --interval 0.2 --count 1 --device %u",
+		 self->minor);
+	snprintf(want, sizeof(want), "%7d test_health", getpid());
+	ASSERT_EQ(0, run_tool("trn-top", args, want, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
+
+	/* Another node: neither the device nor this process. */
+	snprintf(args, sizeof(args), "--json --interval 0.1 --count 1 --device %u",
+		 self->minor + 100);
+	ASSERT_EQ(0, run_tool("trn-top", args, NULL, out, sizeof(out)));
+	EXPECT_NE(NULL, strstr(out, "\"devices\":[],\"clients\":[]"))
+		TH_LOG("%s", out);
+
+	EXPECT_EQ(0, queue_destroy(self->fd, q.queue_id));
+	syncobj_destroy(self->fd, q.syncobj);
+	EXPECT_EQ(0, gem_close(self->fd, hbm));
+}
+
+/*
+ * Unprivileged, trn-top's sampling sees every device but not another
+ * user's processes: those are counted as hidden, not shown or guessed.
+ */
+TEST_F(health, top_hides_other_users)
+{
+	pid_t pid;
+	int st;
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct top_sample s;
+		size_t i;
+		int code = 0;
+
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		if (top_sample_take(&s, "/proc", "/sys", 0))
+			_exit(11);
+		if (!top_find_device(&s, self->minor))
+			code = 12;
+		for (i = 0; i < s.nclients; i++)
+			if (s.clients[i].pid == getppid())
+				code = 13;
+		if (!s.hidden)
+			code = 14;
+		top_sample_free(&s);
+		_exit(code);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	ASSERT_TRUE(WIFEXITED(st));
+	EXPECT_EQ(0, WEXITSTATUS(st));
 }
 
 TEST_HARNESS_MAIN
