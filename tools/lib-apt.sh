@@ -54,7 +54,7 @@ SRC
 
 trn_apt_update() {
 	[ -n "${TRN_APT_UPDATED:-}" ] && return 0
-	apt-get update -qq && TRN_APT_UPDATED=1
+	apt-get update -qq -o DPkg::Lock::Timeout=600 && TRN_APT_UPDATED=1
 }
 
 # Install Debian packages that are not installed yet.
@@ -66,5 +66,7 @@ trn_apt_install() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	trn_apt_update || return 1
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+	# Another of our tracks may be installing: wait for dpkg's lock.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		-o DPkg::Lock::Timeout=600 "${missing[@]}"
 }

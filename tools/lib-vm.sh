@@ -5,12 +5,13 @@
 #   6.12    bookworm-backports' kernel, built with the host's own toolchain
 #   newest  the newest linux-image-amd64 in trixie-backports (or trixie),
 #           built inside a cached, debootstrapped trixie chroot
-#   debug   6.12 from Debian's linux-source-6.12, built here with KASAN,
-#           lockdep, kmemleak, UBSAN, fault injection and KUnit
+#   debug   7.3 from Debian's linux-source-7.3 (trixie-backports), built
+#           here with KASAN, lockdep, kmemleak, UBSAN, fault injection,
+#           KUnit and the memory and dmem cgroup controllers
 #           (tests/debug-lane/), everything built in
-#   dmem    7.3 from Debian's linux-source-7.3 (trixie-backports), built
-#           here lean, with the dmem cgroup controller (tests/dmem-lane/,
-#           tests/debug-lane/build-kernel), everything built in
+#   dmem    the same source built lean, with the cgroup controllers alone
+#           (tests/dmem-lane/); not a default lane (the debug lane has the
+#           controllers): a quick run of the dmem paths on demand
 #
 # and two variants of the 6.12 lane, which boot its kernel, initramfs and
 # module build differently so that the DMA API really does something:
@@ -22,11 +23,11 @@
 # Everything is cached under <repo>/build/ (see Documentation/testing.md):
 #   build/cache/lanes/<lane>/   kernel: vmlinuz, lib/modules/<kver>, initramfs
 #                               (debug, dmem: also src/ and obj/ build trees)
-#   build/cache/sources/        linux-source-7.3's tarball (dmem lane)
+#   build/cache/sources/        linux-source-7.3's tarball (debug, dmem)
 #   build/cache/qemu/           the pci lane's QEMU (and its source and build
 #                               trees)
 #   build/cache/trixie-chroot/  build chroot for the newest lane; apt for
-#                               the dmem lane's sources
+#                               the built lanes' kernel source
 #   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
 #                               (the 6.12 variants use 6.12's)
 #   build/vm/<run>/             per-guest scratch (writable 9p share)
@@ -40,7 +41,10 @@ TRN_CACHE=${TRN_CACHE:-$TRN_BUILD/cache}
 # Per-lane module builds and guest scratch dirs.  Must not be under /tmp or
 # /run: the guest sees the host's tree except those (tmpfs there).
 TRN_WORK=${TRN_WORK:-$TRN_BUILD}
-TRN_LANES="6.12 6.12-swiotlb 6.12-iommu pci newest debug pci-debug dmem"
+# The default lanes (tests/run).  dmem is left out: the debug lane's kernel
+# has the dmem controller too, and another kernel build would cost CI's
+# budget more than it adds.
+TRN_LANES="6.12 6.12-swiotlb 6.12-iommu pci newest debug pci-debug"
 # Used when apt cannot tell us which 6.12 kernel bookworm-backports has.
 TRN_612_DEFAULT_KVER=6.12.95+deb12-amd64
 # (Whether TRN_VM_MEM was set: the swiotlb lane has its own default.)
@@ -80,21 +84,34 @@ trn_vm_prereqs() {
 		trn_die "cannot install the packages the guests need"
 }
 
-# Serialise cache creation between concurrent runs (tests/run, trn-vm).
-# Re-entrant within one process; released when the process exits.
-TRN_LOCK_DEPTH=0
+# Serialise cache creation between concurrent runs (tests/run's tracks,
+# trn-vm): trn_lock [NAME] ... trn_unlock [NAME], one flock per NAME
+# (default "cache") on build/cache/.lock-NAME.  Re-entrant per NAME within
+# a process and the subshells it waits for; released when the process
+# exits.  The names:
+#   lane-<base lane>  a lane's kernel, modules tree and initramfs (taken by
+#                     trn_lane_prepare; a built kernel's build runs under it)
+#   qemu              the pci lanes' QEMU (trn_qemu_pci)
+#   cache             the trixie chroot and what is fetched through it
+# Taken in that order (lane, then qemu or cache), never the other way, so
+# two tracks building different lanes' kernels do not wait for each other.
+declare -gA TRN_LOCK_DEPTH=() TRN_LOCK_FD=()
 trn_lock() {
-	if [ "$TRN_LOCK_DEPTH" = 0 ]; then
+	local name=${1:-cache} fd
+	if [ "${TRN_LOCK_DEPTH[$name]:-0}" = 0 ]; then
 		mkdir -p "$TRN_CACHE"
-		exec {TRN_LOCK_FD}>"$TRN_CACHE/.lock"
-		flock "$TRN_LOCK_FD" || trn_die "cannot lock $TRN_CACHE/.lock"
+		exec {fd}>"$TRN_CACHE/.lock-$name"
+		flock "$fd" || trn_die "cannot lock $TRN_CACHE/.lock-$name"
+		TRN_LOCK_FD[$name]=$fd
 	fi
-	TRN_LOCK_DEPTH=$((TRN_LOCK_DEPTH + 1))
+	TRN_LOCK_DEPTH[$name]=$((${TRN_LOCK_DEPTH[$name]:-0} + 1))
 }
 trn_unlock() {
-	TRN_LOCK_DEPTH=$((TRN_LOCK_DEPTH - 1))
-	if [ "$TRN_LOCK_DEPTH" = 0 ]; then
-		exec {TRN_LOCK_FD}>&-
+	local name=${1:-cache} fd
+	TRN_LOCK_DEPTH[$name]=$((${TRN_LOCK_DEPTH[$name]:-1} - 1))
+	if [ "${TRN_LOCK_DEPTH[$name]}" = 0 ]; then
+		fd=${TRN_LOCK_FD[$name]}
+		exec {fd}>&-
 	fi
 }
 
@@ -302,114 +319,102 @@ trn_newest_kdir() {
 
 # ------------------------------------------------------ debug and dmem lanes
 
-# Two lanes boot kernels built here from Debian's kernel sources, by
-# tests/debug-lane/build-kernel: `make allnoconfig` plus a configuration
-# fragment, everything built in.  Each is cached in build/cache/lanes/<lane>/
-# under a key over the source package's version, the fragment, the build
-# script and the compiler.
-#   debug  linux-source-6.12 (the host's package, /usr/src) with
-#          tests/debug-lane/debug.config: KASAN, lockdep, kmemleak, UBSAN,
-#          fault injection, KUnit
-#   dmem   linux-source-7.3 from trixie-backports (fetched through the
-#          trixie chroot, unpacked into build/cache/sources/) with
-#          tests/dmem-lane/dmem.config: lean, no detectors, but with the
-#          memory and dmem cgroup controllers (CONFIG_CGROUP_DMEM, which
-#          Debian's own 7.x kernels leave out)
+# Two lanes boot kernels built here from Debian's $TRN_KSOURCE (from
+# trixie-backports, fetched through the trixie chroot and unpacked into
+# build/cache/sources/) by tests/debug-lane/build-kernel: `make
+# allnoconfig` plus a configuration fragment, everything built in.  Each
+# is cached in build/cache/lanes/<lane>/ under a key over the source
+# package's version, the fragment, the build script and the compiler.
+#   debug  tests/debug-lane/debug.config: KASAN, lockdep, kmemleak, UBSAN,
+#          fault injection, KUnit, and the memory and dmem cgroup
+#          controllers (CONFIG_CGROUP_DMEM, which Debian's own 7.x kernels
+#          leave out)
+#   dmem   tests/dmem-lane/dmem.config: lean, no detectors, the cgroup
+#          controllers alone (not a default lane)
 # Both are compiled, and trn's modules built against them, with the host's
-# gcc.
+# gcc.  (The debug lane built linux-source-6.12 until the dmem lane's
+# kernel build had to go from CI's budget: one kernel build serves both
+# now; Debian's 6.12 kernel still runs on four lanes.)
 TRN_KBUILDER=$TRN_ROOT/tests/debug-lane/build-kernel
 TRN_DEBUG_FRAGMENT=$TRN_ROOT/tests/debug-lane/debug.config
-TRN_DEBUG_PACKAGES="linux-source-6.12 xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
 # Extra kernel parameters of the debug lane: with every check on and no
 # KVM, the ACPI interpreter needs more than its 30 s loop limit to run the
 # PCI interrupt routing method (_PRT) of QEMU's firmware, three times
 # over; the firmware's PIRQ table does the same job at once.
 TRN_DEBUG_CMDLINE="acpi=noirq"
-TRN_DMEM_SOURCE=${TRN_DMEM_SOURCE:-linux-source-7.3}
+TRN_KSOURCE=${TRN_KSOURCE:-${TRN_DMEM_SOURCE:-linux-source-7.3}}
 TRN_DMEM_FRAGMENT=$TRN_ROOT/tests/dmem-lane/dmem.config
-TRN_DMEM_PACKAGES="xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
+TRN_BUILT_PACKAGES="xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
 
 # Whether LANE's kernel is built here (debug, dmem).
 trn_lane_built() { case "$1" in debug | dmem) return 0 ;; esac; return 1; }
 
-# Path of the linux-source-6.12 tarball (installs the package if needed).
-trn_debug_tarball() {
-	local f t=""
-	for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && t=$f; done
-	if [ -z "$t" ]; then
-		trn_install linux-source-6.12 || trn_die "cannot install linux-source-6.12"
-		for f in /usr/src/linux-source-6.12.tar.*; do [ -f "$f" ] && t=$f; done
-	fi
-	[ -n "$t" ] || trn_die "no /usr/src/linux-source-6.12.tar.* (package linux-source-6.12)"
-	echo "$t"
-}
-
-# The highest version of $TRN_DMEM_SOURCE in the trixie chroot's apt lists.
-_trn_dmem_candidate() {
-	trn_chroot apt-cache madison "$TRN_DMEM_SOURCE" 2>/dev/null |
+# The highest version of $TRN_KSOURCE in the trixie chroot's apt lists.
+_trn_ksource_candidate() {
+	trn_chroot apt-cache madison "$TRN_KSOURCE" 2>/dev/null |
 		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -V | tail -n 1
 }
 
-# Version of $TRN_DMEM_SOURCE to build: the highest the trixie chroot's apt
+# Version of $TRN_KSOURCE to build: the highest the trixie chroot's apt
 # lists offer (trixie-backports), or, if they offer none even after an
 # update, the one already unpacked in build/cache/sources/.
-trn_dmem_version() {
+trn_ksource_version() {
 	local v="" d
 	_trn_chroot_ok || { trn_lock; trn_chroot_ensure; trn_unlock; }
-	v=$(_trn_dmem_candidate)
+	v=$(_trn_ksource_candidate)
 	if [ -z "$v" ]; then
 		trn_lock
 		TRN_REFRESH=1 _trn_chroot_refresh
 		trn_unlock
-		v=$(_trn_dmem_candidate)
+		v=$(_trn_ksource_candidate)
 	fi
 	if [ -z "$v" ]; then
-		for d in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*/.ok; do
+		for d in "$TRN_CACHE/sources/${TRN_KSOURCE}_"*/.ok; do
 			[ -f "$d" ] || continue
 			d=${d%/.ok}
-			v=${d##*/"${TRN_DMEM_SOURCE}"_}
+			v=${d##*/"${TRN_KSOURCE}"_}
 		done
 	fi
-	[ -n "$v" ] || trn_die "[dmem] the trixie chroot's apt lists have no $TRN_DMEM_SOURCE, and none is cached"
+	[ -n "$v" ] || trn_die "the trixie chroot's apt lists have no $TRN_KSOURCE, and none is cached"
 	echo "$v"
 }
 
-# Path of the $TRN_DMEM_SOURCE tarball: apt-get download in the trixie
+# Path of the $TRN_KSOURCE tarball: apt-get download in the trixie
 # chroot and dpkg -x, once per version, into build/cache/sources/
 # (older versions are removed).
-trn_dmem_tarball() {
+trn_ksource_tarball() {
 	local v d tmp f t=""
-	v=$(trn_dmem_version)
-	d=$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_$v
+	v=$(trn_ksource_version)
+	d=$TRN_CACHE/sources/${TRN_KSOURCE}_$v
 	if [ ! -f "$d/.ok" ]; then
 		trn_lock
 		if [ ! -f "$d/.ok" ]; then
-			trn_log "[dmem] fetching $TRN_DMEM_SOURCE $v (about 170 MB) through the trixie chroot"
+			trn_log "fetching $TRN_KSOURCE $v (about 170 MB) through the trixie chroot"
 			rm -rf "$d" "$d.tmp"
 			mkdir -p "$d.tmp/dl"
 			tmp=$d.tmp
 			# shellcheck disable=SC2016 # the inner shell expands $1
 			TRN_CHROOT_BIND="$tmp/dl:/trn-dl" trn_chroot sh -c \
 				'cd /trn-dl && apt-get -o APT::Sandbox::User=root download -qq "$1"' sh \
-				"$TRN_DMEM_SOURCE=$v" ||
-				trn_die "[dmem] apt-get download $TRN_DMEM_SOURCE=$v failed in the trixie chroot"
+				"$TRN_KSOURCE=$v" ||
+				trn_die "apt-get download $TRN_KSOURCE=$v failed in the trixie chroot"
 			for f in "$tmp"/dl/*.deb; do
-				dpkg -x "$f" "$tmp/x" || trn_die "[dmem] dpkg -x $f failed"
+				dpkg -x "$f" "$tmp/x" || trn_die "dpkg -x $f failed"
 			done
-			for f in "$tmp"/x/usr/src/"$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
-			[ -n "$t" ] || trn_die "[dmem] no /usr/src/$TRN_DMEM_SOURCE.tar.* in $TRN_DMEM_SOURCE $v"
+			for f in "$tmp"/x/usr/src/"$TRN_KSOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+			[ -n "$t" ] || trn_die "no /usr/src/$TRN_KSOURCE.tar.* in $TRN_KSOURCE $v"
 			mkdir -p "$d"
 			mv "$t" "$d/"
 			rm -rf "$tmp"
 			echo "$v" >"$d/.ok"
-			for f in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*; do
+			for f in "$TRN_CACHE/sources/${TRN_KSOURCE}_"*; do
 				[ "$f" = "$d" ] || rm -rf "$f"
 			done
 		fi
 		trn_unlock
 	fi
-	for f in "$d/$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
-	[ -n "$t" ] || trn_die "[dmem] no $d/$TRN_DMEM_SOURCE.tar.* (rm -rf $d to fetch it again)"
+	for f in "$d/$TRN_KSOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+	[ -n "$t" ] || trn_die "no $d/$TRN_KSOURCE.tar.* (rm -rf $d to fetch it again)"
 	echo "$t"
 }
 
@@ -417,19 +422,11 @@ trn_dmem_tarball() {
 trn_built_key() {
 	local lane=$1 t v frag
 	case "$lane" in
-	debug)
-		t=$(trn_debug_tarball)
-		v=$(dpkg-query -W -f '${Version}' linux-source-6.12 2>/dev/null || true)
-		# A tarball dpkg does not know (put there by hand): hash its contents.
-		[ -n "$v" ] || v=$(sha256sum <"$t")
-		frag=$TRN_DEBUG_FRAGMENT
-		;;
-	dmem)
-		t=$(trn_dmem_tarball)
-		v=$(cat "${t%/*}/.ok")
-		frag=$TRN_DMEM_FRAGMENT
-		;;
+	debug) frag=$TRN_DEBUG_FRAGMENT ;;
+	dmem) frag=$TRN_DMEM_FRAGMENT ;;
 	esac
+	t=$(trn_ksource_tarball)
+	v=$(cat "${t%/*}/.ok")
 	{
 		echo "source $(basename "$t") $v"
 		echo "gcc $(gcc -dumpfullversion 2>/dev/null || gcc -dumpversion)"
@@ -446,31 +443,25 @@ _trn_built_ready() {
 
 # Build LANE's kernel unless the cache already has it for the current key.
 trn_built_kernel() {
-	local lane=$1 c key t pkgs frag what
+	local lane=$1 c key t frag mins what
 	c=$(trn_lane_cache "$lane")
 	key=$(trn_built_key "$lane")
 	_trn_built_ready "$c" "$key" && return 0
-	trn_lock
+	trn_lock "lane-$lane"
 	if ! _trn_built_ready "$c" "$key"; then
 		case "$lane" in
-		debug)
-			pkgs=$TRN_DEBUG_PACKAGES frag=$TRN_DEBUG_FRAGMENT
-			t=$(trn_debug_tarball)
-			what="the debug kernel from $(basename "$t") (cache key $key; about 6 minutes on 2 cores"
-			;;
-		dmem)
-			pkgs=$TRN_DMEM_PACKAGES frag=$TRN_DMEM_FRAGMENT
-			t=$(trn_dmem_tarball)
-			what="the dmem kernel from $(basename "$t") $(cat "${t%/*}/.ok") (cache key $key; about 5 minutes on 2 cores"
-			;;
+		debug) frag=$TRN_DEBUG_FRAGMENT mins=6 ;;
+		dmem) frag=$TRN_DMEM_FRAGMENT mins=5 ;;
 		esac
+		t=$(trn_ksource_tarball)
+		what="the $lane kernel from $(basename "$t") $(cat "${t%/*}/.ok") (cache key $key; about $mins minutes on 2 cores"
 		# shellcheck disable=SC2086
-		trn_install $pkgs || trn_die "cannot install what building the $lane kernel needs"
+		trn_install $TRN_BUILT_PACKAGES || trn_die "cannot install what building the $lane kernel needs"
 		trn_log "[$lane] building $what; log: $c/build.log)"
 		"$TRN_KBUILDER" "$t" "$frag" "$c" "$key" ||
 			trn_die "[$lane] building the $lane kernel failed (log: $c/build.log)"
 	fi
-	trn_unlock
+	trn_unlock "lane-$lane"
 }
 
 # Kernel release of a built lane (builds the kernel if needed).
@@ -584,6 +575,10 @@ trn_lane_build() {
 		trn_die "no $src/Makefile or Kbuild: nothing to build"
 	d=$(trn_lane_moddir "$lane")
 	k=$(trn_lane_kver "$lane")
+	# A lane and its variants share the build (pci-debug runs on another
+	# track than debug): one builds at a time, and the lock goes with this
+	# (sub)shell.
+	trn_lock "lane-$(trn_lane_base "$lane")"
 	# Fresh copy (TRN_FRESH=1) or an incremental one: build products, ours
 	# or stray ones in kernel/, are never copied, and ours survive --delete.
 	[ -n "${TRN_FRESH:-}" ] && rm -rf "$d"
@@ -613,8 +608,10 @@ trn_lane_build() {
 	esac || {
 		cat "$log" >&2
 		trn_log "[$lane] module build failed for $k (log: $log)"
+		trn_unlock "lane-$(trn_lane_base "$lane")"
 		return 1
 	}
+	trn_unlock "lane-$(trn_lane_base "$lane")"
 	[ -n "${TRN_VERBOSE:-}" ] && cat "$log" >&2
 	return 0
 }
@@ -741,11 +738,11 @@ trn_lane_initramfs() {
 trn_lane_prepare() {
 	trn_lane_valid "$1"
 	trn_vm_prereqs
-	trn_lock
+	trn_lock "lane-$(trn_lane_base "$1")"
 	trn_lane_kernel "$1"
 	trn_lane_initramfs "$1" >/dev/null
 	! trn_lane_pci "$1" || trn_qemu_pci >/dev/null
-	trn_unlock
+	trn_unlock "lane-$(trn_lane_base "$1")"
 }
 
 # ------------------------------------------------------------ 6.12 variants
@@ -808,12 +805,12 @@ _trn_qemu_key() {
 }
 
 # Build the pci lane's QEMU if its inputs changed; prints the binary.
-# Call with the cache lock held.
 trn_qemu_pci() {
 	local c=$TRN_CACHE/qemu key v
 	v=$(_trn_qemu_version)
 	[ -n "$v" ] || trn_die "[pci] qemu-system-x86 is not installed"
 	key=$(_trn_qemu_key)
+	trn_lock qemu
 	if [ "$(cat "$c/key" 2>/dev/null)" != "$key" ] || [ ! -x "$c/qemu-system-x86_64" ]; then
 		# shellcheck disable=SC2086 # a list of packages
 		trn_install $TRN_QEMU_PACKAGES || trn_die "cannot install what building QEMU needs"
@@ -822,6 +819,7 @@ trn_qemu_pci() {
 		"$TRN_QEMU_BUILDER" "$v" "$c" "$key" >&2 ||
 			trn_die "[pci] building QEMU failed (log: $c/build.log)"
 	fi
+	trn_unlock qemu
 	echo "$c/qemu-system-x86_64"
 }
 
@@ -1149,7 +1147,7 @@ trn_checkpatch() {
 trn_userspace_build() {
 	local ks="" cur opts=()
 	[ -f "$TRN_ROOT/meson.build" ] || { trn_log "no meson.build: no userspace to build"; return 0; }
-	trn_install meson ninja-build pkg-config libdrm-dev gcc python3 ||
+	trn_install meson ninja-build pkg-config libdrm-dev libncurses-dev gcc python3 ||
 		trn_die "cannot install the userspace build dependencies"
 	mkdir -p "$TRN_CACHE"
 	if grep -qs kselftest_dir "$TRN_ROOT"/meson_options.txt "$TRN_ROOT"/meson.options; then
