@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -246,30 +247,36 @@ static void parse_mem(struct top_mem *m, const char *kind, const char *v)
 		m->active = n;
 }
 
+/* The counters of a client's fdinfo, each a plain number. */
+static const struct {
+	const char *key;
+	size_t offset;
+} client_counters[] = {
+	{ "drm-client-id", offsetof(struct top_client, client_id) },
+	{ "trn-context", offsetof(struct top_client, context) },
+	{ "trn-queues", offsetof(struct top_client, queues) },
+	{ "trn-buffers", offsetof(struct top_client, buffers) },
+	{ "trn-jobs-completed", offsetof(struct top_client, jobs_completed) },
+	{ "trn-jobs-failed", offsetof(struct top_client, jobs_failed) },
+	{ "trn-mmu-faults", offsetof(struct top_client, mmu_faults) },
+	{ "trn-bans", offsetof(struct top_client, bans) },
+};
+
 /* One "key:\tvalue" line of a trn client. */
 static int parse_key(struct top_client *c, const char *key, const char *v)
 {
 	char kind[16], region[16];
 	unsigned int core;
+	size_t i;
 
-	if (!strcmp(key, "drm-client-id")) {
-		c->client_id = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-context")) {
-		c->context = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-queues")) {
-		c->queues = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-buffers")) {
-		c->buffers = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-jobs-completed")) {
-		c->jobs_completed = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-jobs-failed")) {
-		c->jobs_failed = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-mmu-faults")) {
-		c->mmu_faults = strtoull(v, NULL, 10);
-	} else if (!strcmp(key, "trn-bans")) {
-		c->bans = strtoull(v, NULL, 10);
-	} else if (sscanf(key, "drm-engine-core%u", &core) == 1 &&
-		   core < 4096) {
+	for (i = 0; i < sizeof(client_counters) / sizeof(*client_counters); i++) {
+		if (!strcmp(key, client_counters[i].key)) {
+			*(uint64_t *)((char *)c + client_counters[i].offset) =
+				strtoull(v, NULL, 10);
+			return 0;
+		}
+	}
+	if (sscanf(key, "drm-engine-core%u", &core) == 1 && core < 4096) {
 		if (core >= c->ncores) {
 			uint64_t *grown = realloc(c->engine_ns,
 						  (core + 1) * sizeof(*grown));
