@@ -328,11 +328,11 @@ trn_newest_kdir() {
 #   debug  linux-source-6.12 (the host's package, /usr/src) with
 #          tests/debug-lane/debug.config: KASAN, lockdep, kmemleak, UBSAN,
 #          fault injection, KUnit
-#   dmem   $TRN_KSOURCE (linux-source-7.3) from trixie-backports (fetched
-#          through the trixie chroot, unpacked into build/cache/sources/)
-#          with tests/dmem-lane/dmem.config: lean, no detectors, but with
-#          the memory and dmem cgroup controllers (CONFIG_CGROUP_DMEM,
-#          which Debian's own 7.x kernels leave out); not a default lane
+#   dmem   linux-source-7.3 from trixie-backports (fetched through the
+#          trixie chroot, unpacked into build/cache/sources/) with
+#          tests/dmem-lane/dmem.config: lean, no detectors, but with the
+#          memory and dmem cgroup controllers (CONFIG_CGROUP_DMEM, which
+#          Debian's own 7.x kernels leave out); not a default lane
 # Both are compiled, and trn's modules built against them, with the host's
 # gcc.  (A debug kernel from 7.3 with the controllers, to serve both, was
 # tried: its suite ran about twice as long as 6.12's, testing.md.)
@@ -344,7 +344,7 @@ TRN_DEBUG_PACKAGES="linux-source-6.12 xz-utils gcc make bc flex bison libelf-dev
 # PCI interrupt routing method (_PRT) of QEMU's firmware, three times
 # over; the firmware's PIRQ table does the same job at once.
 TRN_DEBUG_CMDLINE="acpi=noirq"
-TRN_KSOURCE=${TRN_KSOURCE:-${TRN_DMEM_SOURCE:-linux-source-7.3}}
+TRN_DMEM_SOURCE=${TRN_DMEM_SOURCE:-linux-source-7.3}
 TRN_DMEM_FRAGMENT=$TRN_ROOT/tests/dmem-lane/dmem.config
 TRN_DMEM_PACKAGES="xz-utils gcc make bc flex bison libelf-dev libssl-dev kmod"
 
@@ -363,72 +363,72 @@ trn_debug_tarball() {
 	echo "$t"
 }
 
-# The highest version of $TRN_KSOURCE in the trixie chroot's apt lists.
-_trn_ksource_candidate() {
-	trn_chroot apt-cache madison "$TRN_KSOURCE" 2>/dev/null |
+# The highest version of $TRN_DMEM_SOURCE in the trixie chroot's apt lists.
+_trn_dmem_candidate() {
+	trn_chroot apt-cache madison "$TRN_DMEM_SOURCE" 2>/dev/null |
 		awk -F'|' '{ gsub(/ /, "", $2); print $2 }' | sort -V | tail -n 1
 }
 
-# Version of $TRN_KSOURCE to build: the highest the trixie chroot's apt
+# Version of $TRN_DMEM_SOURCE to build: the highest the trixie chroot's apt
 # lists offer (trixie-backports), or, if they offer none even after an
 # update, the one already unpacked in build/cache/sources/.
-trn_ksource_version() {
+trn_dmem_version() {
 	local v="" d
 	_trn_chroot_ok || { trn_lock; trn_chroot_ensure; trn_unlock; }
-	v=$(_trn_ksource_candidate)
+	v=$(_trn_dmem_candidate)
 	if [ -z "$v" ]; then
 		trn_lock
 		TRN_REFRESH=1 _trn_chroot_refresh
 		trn_unlock
-		v=$(_trn_ksource_candidate)
+		v=$(_trn_dmem_candidate)
 	fi
 	if [ -z "$v" ]; then
-		for d in "$TRN_CACHE/sources/${TRN_KSOURCE}_"*/.ok; do
+		for d in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*/.ok; do
 			[ -f "$d" ] || continue
 			d=${d%/.ok}
-			v=${d##*/"${TRN_KSOURCE}"_}
+			v=${d##*/"${TRN_DMEM_SOURCE}"_}
 		done
 	fi
-	[ -n "$v" ] || trn_die "the trixie chroot's apt lists have no $TRN_KSOURCE, and none is cached"
+	[ -n "$v" ] || trn_die "[dmem] the trixie chroot's apt lists have no $TRN_DMEM_SOURCE, and none is cached"
 	echo "$v"
 }
 
-# Path of the $TRN_KSOURCE tarball: apt-get download in the trixie
+# Path of the $TRN_DMEM_SOURCE tarball: apt-get download in the trixie
 # chroot and dpkg -x, once per version, into build/cache/sources/
 # (older versions are removed).
-trn_ksource_tarball() {
+trn_dmem_tarball() {
 	local v d tmp f t=""
-	v=$(trn_ksource_version)
-	d=$TRN_CACHE/sources/${TRN_KSOURCE}_$v
+	v=$(trn_dmem_version)
+	d=$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_$v
 	if [ ! -f "$d/.ok" ]; then
 		trn_lock
 		if [ ! -f "$d/.ok" ]; then
-			trn_log "fetching $TRN_KSOURCE $v (about 170 MB) through the trixie chroot"
+			trn_log "[dmem] fetching $TRN_DMEM_SOURCE $v (about 170 MB) through the trixie chroot"
 			rm -rf "$d" "$d.tmp"
 			mkdir -p "$d.tmp/dl"
 			tmp=$d.tmp
 			# shellcheck disable=SC2016 # the inner shell expands $1
 			TRN_CHROOT_BIND="$tmp/dl:/trn-dl" trn_chroot sh -c \
 				'cd /trn-dl && apt-get -o APT::Sandbox::User=root download -qq "$1"' sh \
-				"$TRN_KSOURCE=$v" ||
-				trn_die "apt-get download $TRN_KSOURCE=$v failed in the trixie chroot"
+				"$TRN_DMEM_SOURCE=$v" ||
+				trn_die "[dmem] apt-get download $TRN_DMEM_SOURCE=$v failed in the trixie chroot"
 			for f in "$tmp"/dl/*.deb; do
-				dpkg -x "$f" "$tmp/x" || trn_die "dpkg -x $f failed"
+				dpkg -x "$f" "$tmp/x" || trn_die "[dmem] dpkg -x $f failed"
 			done
-			for f in "$tmp"/x/usr/src/"$TRN_KSOURCE".tar.*; do [ -f "$f" ] && t=$f; done
-			[ -n "$t" ] || trn_die "no /usr/src/$TRN_KSOURCE.tar.* in $TRN_KSOURCE $v"
+			for f in "$tmp"/x/usr/src/"$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+			[ -n "$t" ] || trn_die "[dmem] no /usr/src/$TRN_DMEM_SOURCE.tar.* in $TRN_DMEM_SOURCE $v"
 			mkdir -p "$d"
 			mv "$t" "$d/"
 			rm -rf "$tmp"
 			echo "$v" >"$d/.ok"
-			for f in "$TRN_CACHE/sources/${TRN_KSOURCE}_"*; do
+			for f in "$TRN_CACHE/sources/${TRN_DMEM_SOURCE}_"*; do
 				[ "$f" = "$d" ] || rm -rf "$f"
 			done
 		fi
 		trn_unlock
 	fi
-	for f in "$d/$TRN_KSOURCE".tar.*; do [ -f "$f" ] && t=$f; done
-	[ -n "$t" ] || trn_die "no $d/$TRN_KSOURCE.tar.* (rm -rf $d to fetch it again)"
+	for f in "$d/$TRN_DMEM_SOURCE".tar.*; do [ -f "$f" ] && t=$f; done
+	[ -n "$t" ] || trn_die "[dmem] no $d/$TRN_DMEM_SOURCE.tar.* (rm -rf $d to fetch it again)"
 	echo "$t"
 }
 
@@ -444,7 +444,7 @@ trn_built_key() {
 		frag=$TRN_DEBUG_FRAGMENT
 		;;
 	dmem)
-		t=$(trn_ksource_tarball)
+		t=$(trn_dmem_tarball)
 		v=$(cat "${t%/*}/.ok")
 		frag=$TRN_DMEM_FRAGMENT
 		;;
@@ -479,7 +479,7 @@ trn_built_kernel() {
 			;;
 		dmem)
 			pkgs=$TRN_DMEM_PACKAGES frag=$TRN_DMEM_FRAGMENT
-			t=$(trn_ksource_tarball)
+			t=$(trn_dmem_tarball)
 			what="the dmem kernel from $(basename "$t") $(cat "${t%/*}/.ok") (cache key $key; about 5 minutes on 2 cores"
 			;;
 		esac
@@ -603,8 +603,8 @@ trn_lane_build() {
 		trn_die "no $src/Makefile or Kbuild: nothing to build"
 	d=$(trn_lane_moddir "$lane")
 	k=$(trn_lane_kver "$lane")
-	# A lane and its variants share the build (pci-debug runs on another
-	# track than debug): one builds at a time, and the lock goes with this
+	# A lane and its variants share one build: one run (a track of
+	# tests/run, trn-vm) builds it at a time; the lock goes with this
 	# (sub)shell.
 	trn_lock "lane-$(trn_lane_base "$lane")"
 	# Fresh copy (TRN_FRESH=1) or an incremental one: build products, ours
