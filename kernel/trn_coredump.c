@@ -16,13 +16,14 @@
  * GFP_NOWAIT (reclaim could wait on the very fence being handled) and
  * only references the buffer holding the commands. A work item, which may
  * sleep, reads the commands, writes the text and hands it to
- * dev_coredumpv(). One snapshot waits per device at a time, and
+ * dev_coredumpm(). One snapshot waits per device at a time, and
  * devcoredump keeps one dump per device until it is read and dismissed
  * (or five minutes pass): hangs meanwhile are counted, not dumped, so a
  * tenant that hangs in a loop costs the kernel one report.
  */
 
 #include <linux/devcoredump.h>
+#include <linux/fs.h>
 #include <linux/highmem.h>
 #include <linux/ktime.h>
 #include <linux/seq_buf.h>
@@ -443,24 +444,73 @@ static void trn_dump_write(struct trn_coredump *dump, struct seq_buf *s)
 	seq_buf_printf(s, "end\n");
 }
 
+/*
+ * A written report, as devcoredump holds it. It references the device so
+ * that trn_dump_free() may look at it whenever devcoredump lets go (at the
+ * latest in trn_coredump_fini()).
+ */
+struct trn_dump_text {
+	struct trn_device *tdev;
+	char text[];
+};
+
+static ssize_t trn_dump_read(char *buffer, loff_t offset, size_t count,
+			     void *data, size_t datalen)
+{
+	struct trn_dump_text *t = data;
+
+	return memory_read_from_buffer(buffer, count, &offset, t->text,
+				       datalen);
+}
+
+static void trn_dump_free(void *data)
+{
+	struct trn_dump_text *t = data;
+	struct trn_device *tdev = t->tdev;
+
+	/*
+	 * devcoredump frees a report it refuses (it holds an older one of
+	 * the device, dumps are disabled, no memory) before dev_coredumpm()
+	 * returns, in the task calling it; one it kept, later and from
+	 * elsewhere (its work, the reader dismissing it, the device going).
+	 */
+	if (READ_ONCE(tdev->coredump.writer) == current)
+		tdev->coredump.refused = true;
+	vfree(t);
+	drm_dev_put(&tdev->drm);
+}
+
 static void trn_coredump_work(struct work_struct *work)
 {
 	struct trn_device *tdev = container_of(work, struct trn_device,
 					       coredump.work);
 	struct trn_coredump *dump = xchg(&tdev->coredump.pending, NULL);
+	struct trn_dump_text *t;
 	struct seq_buf s;
-	char *text;
+	size_t room = TRN_DUMP_TEXT_SIZE - sizeof(*t);
 
 	if (!dump)
 		return;
-	text = vmalloc(TRN_DUMP_TEXT_SIZE);
-	if (text) {
-		seq_buf_init(&s, text, TRN_DUMP_TEXT_SIZE);
+	t = vmalloc(TRN_DUMP_TEXT_SIZE);
+	if (t) {
+		t->tdev = tdev;
+		drm_dev_get(&tdev->drm);
+		seq_buf_init(&s, t->text, room);
 		trn_dump_write(dump, &s);
-		/* devcoredump owns the text from here, and vfree()s it. */
-		dev_coredumpv(tdev->drm.dev, text, seq_buf_used(&s),
-			      GFP_KERNEL);
-		atomic64_inc(&tdev->stats.coredumps);
+		/*
+		 * devcoredump owns the report from here; a module reference
+		 * (owner) is not needed: trn_coredump_fini() takes every
+		 * report of the device back before the device goes.
+		 */
+		tdev->coredump.refused = false;
+		WRITE_ONCE(tdev->coredump.writer, current);
+		dev_coredumpm(tdev->drm.dev, NULL, t, seq_buf_used(&s),
+			      GFP_KERNEL, trn_dump_read, trn_dump_free);
+		WRITE_ONCE(tdev->coredump.writer, NULL);
+		if (tdev->coredump.refused)
+			atomic64_inc(&tdev->stats.coredumps_dropped);
+		else
+			atomic64_inc(&tdev->stats.coredumps);
 	} else {
 		atomic64_inc(&tdev->stats.coredumps_dropped);
 	}

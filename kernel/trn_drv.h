@@ -39,6 +39,7 @@ struct trn_coredump;
 struct trn_core_kobj;
 struct dmem_cgroup_pool_state;
 struct kmem_cache;
+struct task_struct;
 struct user_struct;
 struct workqueue_struct;
 
@@ -96,8 +97,9 @@ enum trn_trouble {
  * @wedged: a device reset failed: jobs fail with -EIO from now on
  * @stats: job counters, for sysfs; @stats.failed_by counts failed jobs by
  *         their &enum drm_trn_job_status; @stats.coredumps counts the dumps
- *         handed to devcoredump, @stats.coredumps_dropped the hangs that
- *         got none (one was still being written, or no memory)
+ *         devcoredump kept, @stats.coredumps_dropped the hangs that got
+ *         none (one was still being written, devcoredump held an older
+ *         one or refused it, or no memory)
  * @health: what operators are told (trn_health.c): @health.work sends the
  *          uevents of the %TRN_EVENT_* bits in @health.pending, at most
  *          every few jiffies after @health.sent; @health.trouble_at (0:
@@ -109,7 +111,11 @@ enum trn_trouble {
  * @cores_kobj: the cores/ directory
  * @coredump: post-mortem dumps (trn_coredump.c): @coredump.pending is the
  *            one snapshot waiting for @coredump.work to write it (NULL:
- *            none), set and taken with xchg()
+ *            none), set and taken with xchg(); @coredump.writer is the
+ *            task in dev_coredumpm() on behalf of @coredump.work (NULL
+ *            otherwise; read by the report's free callback), and
+ *            @coredump.refused says devcoredump freed the report there
+ *            (only that task touches it)
  * @free_jobs: jobs the scheduler is done with, for @free_work
  * @free_work: releases what those jobs held, outside the scheduler's
  *             work items, a jiffy's worth at a time (see trn_job_free())
@@ -163,6 +169,8 @@ struct trn_device {
 	struct {
 		struct trn_coredump *pending;
 		struct work_struct work;
+		struct task_struct *writer;
+		bool refused;
 	} coredump;
 	struct {
 		struct delayed_work work;

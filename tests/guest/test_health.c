@@ -108,6 +108,24 @@ static uint64_t attr_u64(FIXTURE_DATA(health) *self, const char *attr)
 }
 
 /*
+ * Wait up to WAIT_MS for the device attribute @attr to read @want (the
+ * dump counters move when the report's work is done, just after the
+ * report shows). 0, or -ETIMEDOUT.
+ */
+static int wait_attr(FIXTURE_DATA(health) *self, const char *attr,
+		     uint64_t want)
+{
+	int64_t end = mono_ns() + (int64_t)WAIT_MS * 1000000;
+
+	while (attr_u64(self, attr) != want) {
+		if (mono_ns() > end)
+			return -ETIMEDOUT;
+		usleep(10 * 1000);
+	}
+	return 0;
+}
+
+/*
  * Wait up to WAIT_MS for change uevents of our accel node with
  * TRN_EVENT=@events[i], for each of the @n, in any order (events noticed
  * in one go are sent as the work finds them), each with
@@ -317,13 +335,27 @@ static const char *dump_field(const char *text, const char *key, char *val,
 	return val;
 }
 
-/* Dismiss the dump in @dir (any write to its data frees it). */
+/*
+ * Dismiss the dump in @dir (any write to its data frees it) and wait up to
+ * WAIT_MS for it to be gone: devcoredump deletes it from a work item.
+ * 0, -errno of the write, or -ETIMEDOUT.
+ */
 static int dismiss_dump(const char *dir)
 {
+	int64_t end = mono_ns() + (int64_t)WAIT_MS * 1000000;
 	char path[PATH_MAX + 8];
+	int ret;
 
 	snprintf(path, sizeof(path), "%s/data", dir);
-	return sysfs_write(path, "1");
+	ret = sysfs_write(path, "1");
+	if (ret)
+		return ret;
+	while (!access(dir, F_OK)) {
+		if (mono_ns() > end)
+			return -ETIMEDOUT;
+		usleep(10 * 1000);
+	}
+	return 0;
 }
 
 static uint64_t core_u64(FIXTURE_DATA(health) *self, unsigned int core,
@@ -494,7 +526,7 @@ TEST_F(health, hang_dumps_the_ring)
 	EXPECT_NE(NULL, strstr(text, "\nend\n")) TH_LOG("%s", text);
 	free(text);
 
-	EXPECT_EQ(1, attr_u64(self, "coredumps"));
+	EXPECT_EQ(0, wait_attr(self, "coredumps", 1));
 	EXPECT_EQ(0, attr_u64(self, "coredumps_dropped"));
 	EXPECT_EQ(1, core_u64(self, 1, "jobs_timed_out"));
 	EXPECT_EQ(1, core_u64(self, 1, "jobs_failed"));
@@ -510,6 +542,43 @@ TEST_F(health, hang_dumps_the_ring)
 	/* Dismissed, it is gone. */
 	ASSERT_EQ(0, dismiss_dump(dir));
 	EXPECT_EQ(-ENOENT, find_dump(self, dir, sizeof(dir)));
+}
+
+/*
+ * devcoredump holds one report per device: a hang while the first is
+ * unread makes none, and is counted as dropped, not as a dump; once the
+ * first is dismissed, the next hang dumps again.
+ */
+TEST_F(health, dump_refused_while_one_is_held)
+{
+	char dir[PATH_MAX], again[PATH_MAX];
+	struct cmds c;
+	int i;
+
+	if (access(DEVCD_CLASS, F_OK))
+		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
+	ASSERT_EQ(0, wait_attr(self, "coredumps", 1));
+
+	for (i = 1; i <= 2; i++) {
+		EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+		ASSERT_EQ(0, wait_attr(self, "coredumps_dropped", i));
+		EXPECT_EQ(1, attr_u64(self, "coredumps"));
+		/* The first report is the one still there. */
+		ASSERT_EQ(0, find_dump(self, again, sizeof(again)));
+		EXPECT_STREQ(dir, again);
+	}
+
+	ASSERT_EQ(0, dismiss_dump(dir));
+	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	ASSERT_EQ(0, wait_attr(self, "coredumps", 2));
+	EXPECT_EQ(2, attr_u64(self, "coredumps_dropped"));
+	ASSERT_EQ(0, wait_dump(self, again, sizeof(again)));
+	EXPECT_STRNE(dir, again);
+	EXPECT_EQ(0, dismiss_dump(again));
 }
 
 /* A device's dumps go with it: nothing holds the device past removal. */
