@@ -29,6 +29,8 @@
 #   build/cache/trixie-chroot/  build chroot for the newest lane and the
 #                               packages step; apt for the dmem lane's
 #                               sources
+#   build/cache/bookworm-chroot/ the packages step's chroot for the 6.12
+#                               lanes (their distribution)
 #   build/lanes/<lane>/kernel/  fresh copy of kernel/ built for that lane
 #                               (the 6.12 variants use 6.12's)
 #   build/vm/<run>/             per-guest scratch (writable 9p share)
@@ -93,7 +95,7 @@ trn_vm_prereqs() {
 #   lane-<base lane>  a lane's kernel, modules tree and initramfs (taken by
 #                     trn_lane_prepare; a built kernel's build runs under it)
 #   qemu              the pci lanes' QEMU (trn_qemu_pci)
-#   cache             the trixie chroot and what is fetched through it
+#   cache             the build chroots and what is fetched through them
 # Taken in that order (lane, then qemu or cache), never the other way, so
 # two tracks building different lanes' kernels do not wait for each other.
 declare -gA TRN_LOCK_DEPTH=() TRN_LOCK_FD=()
@@ -191,9 +193,24 @@ trn_612_kdir() {
 	echo "/lib/modules/$k/build"
 }
 
-# ------------------------------------------------------------ trixie chroot
+# ------------------------------------------------------------ build chroots
 
-TRN_CHROOT=${TRN_CHROOT:-$TRN_CACHE/trixie-chroot}
+# A debootstrapped Debian tree per suite: trixie (the newest lane's builds,
+# the packages step, the dmem lane's apt) and bookworm (the packages step
+# for the 6.12 lane, whose distribution it is).  trn_chroot and
+# trn_chroot_ensure work on TRN_CHROOT, of suite TRN_CHROOT_SUITE;
+# trn_use_chroot SUITE switches both.
+TRN_CHROOT_SUITE=${TRN_CHROOT_SUITE:-trixie}
+TRN_CHROOT=${TRN_CHROOT:-$TRN_CACHE/$TRN_CHROOT_SUITE-chroot}
+
+trn_use_chroot() {
+	case "$1" in
+	trixie | bookworm) ;;
+	*) trn_die "no build chroot for suite $1 (trixie or bookworm)" ;;
+	esac
+	TRN_CHROOT_SUITE=$1
+	TRN_CHROOT=$TRN_CACHE/$1-chroot
+}
 
 # Run a command inside the chroot, in a private mount namespace (so nothing
 # stays mounted if we die).  TRN_CHROOT_BIND="src:dst ..." adds bind mounts.
@@ -230,39 +247,39 @@ _trn_chroot_ok() {
 		trn_chroot sh -c 'gcc --version && make --version && apt-get --version' >/dev/null 2>&1
 }
 
-# Create (or repair) the trixie build chroot.
+# Create (or repair) the build chroot of TRN_CHROOT_SUITE at TRN_CHROOT.
 trn_chroot_ensure() {
-	local uri kr
+	local uri kr suite=$TRN_CHROOT_SUITE
 	if _trn_chroot_ok; then return 0; fi
 	trn_install debootstrap || trn_die "cannot install debootstrap"
 	uri=$(trn_debian_uri) || trn_die "no Debian archive in the host's apt configuration"
 	kr=$(trn_debian_keyring)
 	if [ -e "$TRN_CHROOT" ]; then
-		trn_log "trixie chroot at $TRN_CHROOT is incomplete or broken: recreating it"
+		trn_log "$suite chroot at $TRN_CHROOT is incomplete or broken: recreating it"
 		_trn_rm_tree "$TRN_CHROOT"
 	fi
 	# Left over by an interrupted debootstrap (which may have mounted proc there).
 	_trn_rm_tree "$TRN_CHROOT.tmp"
 	mkdir -p "$TRN_CACHE"
-	trn_log "debootstrapping trixie into $TRN_CHROOT (first run only; a few minutes)"
+	trn_log "debootstrapping $suite into $TRN_CHROOT (first run only; a few minutes)"
 	debootstrap --variant=minbase --keyring="$kr" \
 		--include=gcc,make,kmod,libc6-dev,ca-certificates \
-		trixie "$TRN_CHROOT.tmp" "$uri" >"$TRN_CACHE/debootstrap.log" 2>&1 || {
-		tail -n 30 "$TRN_CACHE/debootstrap.log" >&2
+		"$suite" "$TRN_CHROOT.tmp" "$uri" >"$TRN_CACHE/debootstrap-$suite.log" 2>&1 || {
+		tail -n 30 "$TRN_CACHE/debootstrap-$suite.log" >&2
 		rm -rf "$TRN_CHROOT.tmp"
-		trn_die "debootstrap of trixie failed (log: $TRN_CACHE/debootstrap.log)"
+		trn_die "debootstrap of $suite failed (log: $TRN_CACHE/debootstrap-$suite.log)"
 	}
 	mv "$TRN_CHROOT.tmp" "$TRN_CHROOT"
 	rm -f "$TRN_CHROOT/etc/apt/sources.list"
 	cat >"$TRN_CHROOT/etc/apt/sources.list.d/debian.sources" <<SRC
 Types: deb
 URIs: $uri
-Suites: trixie trixie-updates trixie-backports
+Suites: $suite $suite-updates $suite-backports
 Components: main
 SRC
 	# Recommends would pull in a lot we never use.
 	echo 'APT::Install-Recommends "false";' >"$TRN_CHROOT/etc/apt/apt.conf.d/90trn"
-	trn_chroot apt-get update -qq || trn_die "apt-get update in the trixie chroot failed"
+	trn_chroot apt-get update -qq || trn_die "apt-get update in the $suite chroot failed"
 	date +%s >"$TRN_CHROOT/.trn-apt-updated"
 	touch "$TRN_CHROOT/.trn-ok"
 }
@@ -273,7 +290,8 @@ _trn_chroot_refresh() {
 	now=$(date +%s)
 	last=$(cat "$TRN_CHROOT/.trn-apt-updated" 2>/dev/null || echo 0)
 	if [ -n "${TRN_REFRESH:-}" ] || [ $((now - last)) -gt 604800 ]; then
-		trn_chroot apt-get update -qq || trn_die "apt-get update in the trixie chroot failed"
+		trn_chroot apt-get update -qq ||
+			trn_die "apt-get update in the $TRN_CHROOT_SUITE chroot failed"
 		echo "$now" >"$TRN_CHROOT/.trn-apt-updated"
 	fi
 }
@@ -301,22 +319,25 @@ trn_newest_kver() {
 	echo "$k"
 }
 
-# Headers for the newest lane, installed in the chroot.  Prints the path
-# inside the chroot.
-trn_newest_kdir() {
-	local k
-	k=$(trn_newest_kver)
+# Headers of kernel release K installed in the current build chroot
+# (TRN_CHROOT).  Prints their path inside the chroot.
+trn_chroot_kdir() {
+	local k=$1
 	trn_lock
 	trn_chroot_ensure
 	if [ ! -e "$TRN_CHROOT/usr/src/linux-headers-$k/Makefile" ]; then
-		trn_log "installing linux-headers-$k in the trixie chroot"
+		trn_log "installing linux-headers-$k in the $TRN_CHROOT_SUITE chroot"
 		_trn_chroot_refresh
 		trn_chroot apt-get install -y -qq "linux-headers-$k" >/dev/null ||
-			trn_die "cannot install linux-headers-$k in the trixie chroot"
+			trn_die "cannot install linux-headers-$k in the $TRN_CHROOT_SUITE chroot"
 	fi
 	trn_unlock
 	echo "/usr/src/linux-headers-$k"
 }
+
+# Headers for the newest lane, installed in the trixie chroot.  Prints the
+# path inside the chroot.
+trn_newest_kdir() { trn_chroot_kdir "$(trn_newest_kver)"; }
 
 # ------------------------------------------------------ debug and dmem lanes
 
