@@ -712,11 +712,12 @@ static void bench_pipelined(trn_queue_t *q, struct noop *nj)
 }
 
 /*
- * submit_8queues_ns_per_job: 8 threads, each with its own queue (queue i
- * on NeuronCore i modulo the cores), each submitting its share of the
- * 10,000 NOP jobs back to back with trn_submit() and waiting for its last;
- * wall time from the common start to the last thread's end, divided by all
- * jobs.
+ * submit_Nqueues_ns_per_job (N = 1, 2, 4, 8): N threads, each with its own
+ * queue (queue i on NeuronCore i modulo the cores), each submitting its
+ * share of the 10,000 NOP jobs back to back with trn_submit() and waiting
+ * for its last; wall time from the common start to the last thread's end,
+ * divided by all jobs. submit_queue_scaling is the throughput of 8 queues
+ * over that of 1, measured one after the other in the same call.
  */
 #define NQ	8
 
@@ -742,57 +743,52 @@ static void *qthread_main(void *arg)
 	return NULL;
 }
 
-static void bench_queues(trn_device_t *dev, struct noop *nj)
+/*
+ * @nq threads on @nq new queues share @total jobs; *@per_job gets the wall
+ * time per job. Returns 0 or -errno; exits if threads started but could
+ * not all start, since the barrier then never opens.
+ */
+static int run_queues(trn_device_t *dev, uint32_t cores, struct noop *nj,
+		      size_t nq, size_t total, double *per_job)
 {
-	const size_t total = iters(10000, 1000);
-	struct trn_device_info info;
 	struct qthread t[NQ];
 	pthread_t th[NQ];
 	pthread_barrier_t start;
 	int64_t t0;
 	size_t i, created = 0, started = 0;
-	int ret;
+	int ret = 0;
 
-	progress("%zu NOP jobs from %d threads on %d queues", total, NQ, NQ);
-	ret = trn_device_info(dev, &info);
-	if (ret) {
-		fail("device info", ret);
-		return;
-	}
 	memset(t, 0, sizeof(t));
-	pthread_barrier_init(&start, NULL, NQ + 1);
-	for (i = 0; i < NQ; i++) {
-		ret = trn_queue_create(dev, (uint32_t)(i % info.num_cores),
+	pthread_barrier_init(&start, NULL, (unsigned int)nq + 1);
+	for (i = 0; i < nq; i++) {
+		ret = trn_queue_create(dev, (uint32_t)(i % cores),
 				       TRN_PRIORITY_NORMAL, &t[i].q);
 		if (ret)
 			break;
 		created++;
 		t[i].nj = nj;
-		t[i].jobs = total / NQ;
+		t[i].jobs = total / nq;
 		t[i].start = &start;
 	}
-	for (i = 0; !ret && i < NQ; i++) {
+	for (i = 0; !ret && i < nq; i++) {
 		if (pthread_create(&th[i], NULL, qthread_main, &t[i])) {
 			ret = -EAGAIN;
 			break;
 		}
 		started++;
 	}
-	if (started == NQ) {
+	if (started == nq) {
 		pthread_barrier_wait(&start);
 		t0 = now_ns();
-		for (i = 0; i < NQ; i++) {
+		for (i = 0; i < nq; i++) {
 			pthread_join(th[i], NULL);
 			if (t[i].ret)
 				ret = t[i].ret;
 		}
-		if (!ret)
-			fig("submit_8queues_ns_per_job",
-			    (double)(now_ns() - t0) / (double)(total / NQ * NQ),
-			    "ns");
-	} else {
+		*per_job = (double)(now_ns() - t0) / (double)(total / nq * nq);
+	} else if (started) {
 		/* The barrier never opens: nothing can be joined safely. */
-		fail("8-queue threads", ret ? ret : -EAGAIN);
+		fail("queue threads", -EAGAIN);
 		exit(1);
 	}
 	for (i = 0; i < created; i++) {
@@ -800,8 +796,43 @@ static void bench_queues(trn_device_t *dev, struct noop *nj)
 		trn_queue_destroy(t[i].q);
 	}
 	pthread_barrier_destroy(&start);
-	if (ret)
-		fail("8-queue submission", ret);
+	return ret;
+}
+
+static void bench_queues(trn_device_t *dev, struct noop *nj)
+{
+	static const size_t counts[] = { 1, 2, 4, NQ };
+	const size_t total = iters(10000, 1000);
+	struct trn_device_info info;
+	double per_job = NAN, one = NAN;
+	struct figure *f;
+	char name[64];
+	size_t i;
+	int ret;
+
+	ret = trn_device_info(dev, &info);
+	if (ret) {
+		fail("device info", ret);
+		return;
+	}
+	for (i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+		progress("%zu NOP jobs from %zu threads on %zu queues", total,
+			 counts[i], counts[i]);
+		ret = run_queues(dev, info.num_cores, nj, counts[i], total,
+				 &per_job);
+		if (ret) {
+			fail("multi-queue submission", ret);
+			return;
+		}
+		snprintf(name, sizeof(name), "submit_%zuqueue%s_ns_per_job",
+			 counts[i], counts[i] == 1 ? "" : "s");
+		fig(name, per_job, "ns");
+		if (counts[i] == 1)
+			one = per_job;
+	}
+	f = fig("submit_queue_scaling", one / per_job, "x");
+	fig_note(f, "submit_1queue / submit_%dqueues, %ld CPUs online", NQ,
+		 sysconf(_SC_NPROCESSORS_ONLN));
 }
 
 /* -------------------------------------------------------- trn: copies */
