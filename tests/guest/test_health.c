@@ -197,6 +197,17 @@ static int run_job(FIXTURE_DATA(health) *self, struct cmds *c)
 	return ret;
 }
 
+/* A job that waits for a semaphore nobody signals; its error (-ETIMEDOUT). */
+static int run_hang(FIXTURE_DATA(health) *self)
+{
+	struct cmds c;
+	int ret;
+
+	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
+	ret = cmds_sem(&c, true, HANG_SEM, 1);
+	return ret ? ret : run_job(self, &c);
+}
+
 /* tools/@name next to this test's build directory, else build/tools/@name. */
 static void tool_path(const char *name, char *path, size_t size)
 {
@@ -441,12 +452,9 @@ TEST_F(health, bad_opcode_counted)
  */
 TEST_F(health, hang_reset_and_ban)
 {
-	struct cmds c;
 	char buf[64];
 
-	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
-	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
-	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 	EXPECT_EQ(1, attr_u64(self, "jobs_failed_by_status/timeout"));
 	EXPECT_EQ(1, attr_u64(self, "resets"));
 	EXPECT_EQ(1, attr_u64(self, "bans"));
@@ -552,19 +560,16 @@ TEST_F(health, hang_dumps_the_ring)
 TEST_F(health, dump_refused_while_one_is_held)
 {
 	char dir[PATH_MAX], again[PATH_MAX];
-	struct cmds c;
 	int i;
 
 	if (access(DEVCD_CLASS, F_OK))
 		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
-	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
-	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
-	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
 	ASSERT_EQ(0, wait_attr(self, "coredumps", 1));
 
 	for (i = 1; i <= 2; i++) {
-		EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+		EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 		ASSERT_EQ(0, wait_attr(self, "coredumps_dropped", i));
 		EXPECT_EQ(1, attr_u64(self, "coredumps"));
 		/* The first report is the one still there. */
@@ -573,7 +578,7 @@ TEST_F(health, dump_refused_while_one_is_held)
 	}
 
 	ASSERT_EQ(0, dismiss_dump(dir));
-	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 	ASSERT_EQ(0, wait_attr(self, "coredumps", 2));
 	EXPECT_EQ(2, attr_u64(self, "coredumps_dropped"));
 	ASSERT_EQ(0, wait_dump(self, again, sizeof(again)));
@@ -585,13 +590,10 @@ TEST_F(health, dump_refused_while_one_is_held)
 TEST_F(health, dump_goes_with_the_device)
 {
 	char dir[PATH_MAX];
-	struct cmds c;
 
 	if (access(DEVCD_CLASS, F_OK))
 		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
-	cmds_init(&c, self->cmd.map, self->cmd.va, self->cmd.size);
-	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
-	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
+	EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
 	host_bo_free(self->fd, &self->cmd);
 	host_bo_free(self->fd, &self->data);
