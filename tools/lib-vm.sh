@@ -339,6 +339,64 @@ trn_chroot_kdir() {
 # path inside the chroot.
 trn_newest_kdir() { trn_chroot_kdir "$(trn_newest_kver)"; }
 
+# ---------------------------------------------------------------- torch lane
+
+# The PyTorch backend (pytorch/, Documentation/pytorch.md) is built against
+# trixie's PyTorch in its own chroot, build/cache/trixie-torch/: a copy of
+# the trixie build chroot with these packages added (about 1.4 GiB more),
+# so that the kernel builds and the packages step keep their small tree.
+# The newest lane's guest runs the backend's tests inside this tree.
+TRN_TORCH_CHROOT=$TRN_CACHE/trixie-torch
+TRN_TORCH_PACKAGES="python3-torch libtorch-dev pybind11-dev python3-dev g++ meson
+	ninja-build pkg-config libdrm-dev"
+
+# Create the torch chroot if it is missing or was made for other packages.
+trn_torch_chroot() {
+	local key
+	key=$(echo $TRN_TORCH_PACKAGES)
+	if [ "$(cat "$TRN_TORCH_CHROOT/.trn-ok" 2>/dev/null)" = "$key" ]; then
+		return 0
+	fi
+	trn_lock
+	if [ "$(cat "$TRN_TORCH_CHROOT/.trn-ok" 2>/dev/null)" != "$key" ]; then
+		trn_use_chroot trixie
+		trn_chroot_ensure
+		_trn_chroot_refresh
+		_trn_rm_tree "$TRN_TORCH_CHROOT"
+		_trn_rm_tree "$TRN_TORCH_CHROOT.tmp"
+		trn_log "creating the torch chroot $TRN_TORCH_CHROOT (first run only; about 2 minutes)"
+		cp -a "$TRN_CHROOT" "$TRN_TORCH_CHROOT.tmp"
+		rm -f "$TRN_TORCH_CHROOT.tmp/.trn-ok"
+		# shellcheck disable=SC2086 # a list of packages
+		TRN_CHROOT=$TRN_TORCH_CHROOT.tmp trn_chroot apt-get install -y -qq \
+			$TRN_TORCH_PACKAGES >"$TRN_CACHE/torch-chroot.log" 2>&1 || {
+			tail -n 30 "$TRN_CACHE/torch-chroot.log" >&2
+			trn_die "cannot install PyTorch in the torch chroot (log: $TRN_CACHE/torch-chroot.log)"
+		}
+		TRN_CHROOT=$TRN_TORCH_CHROOT.tmp trn_chroot apt-get clean
+		mv "$TRN_TORCH_CHROOT.tmp" "$TRN_TORCH_CHROOT"
+		echo "$key" >"$TRN_TORCH_CHROOT/.trn-ok"
+	fi
+	trn_unlock
+}
+
+# Build torch_trn's extension in the torch chroot, into build/torch/ (the
+# repository is bound at its own path).  Logs to build/torch-build.log.
+trn_torch_build() {
+	local log=$TRN_BUILD/torch-build.log
+	trn_torch_chroot
+	mkdir -p "$TRN_BUILD"
+	# shellcheck disable=SC2016 # expands inside the chroot
+	TRN_CHROOT=$TRN_TORCH_CHROOT TRN_CHROOT_BIND="$TRN_ROOT:$TRN_ROOT" trn_chroot \
+		sh -ec 'cd "$1"
+			[ -f build/torch/build.ninja ] ||
+				meson setup build/torch -Dtorch=enabled -Dwerror=true
+			meson compile -C build/torch' trn-torch "$TRN_ROOT" >"$log" 2>&1 || {
+		tail -n 40 "$log" >&2
+		return 1
+	}
+}
+
 # ------------------------------------------------------ debug and dmem lanes
 
 # Two lanes boot kernels built here from Debian's kernel sources, by

@@ -366,6 +366,39 @@ int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x);
 /* SGD step: w -= lr * g, f32 of one shape. */
 int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr);
 
+/* ---- for framework glue (pytorch/, Documentation/pytorch.md) ---- */
+
+/*
+ * @size bytes of trn:N's caching allocator, a block as eager's own tensors
+ * get, reusable at once by the current stream; eager_raw_free() gives it
+ * back (its device memory stays cached).
+ */
+int eager_raw_alloc(struct eager_device dev, uint64_t size,
+		    struct eager_block **out);
+void eager_raw_free(struct eager_block *b);
+uint64_t eager_block_va(const struct eager_block *b);
+struct eager_device eager_block_device(const struct eager_block *b);
+
+/*
+ * Fill @t as a contiguous tensor header over @b from byte @offset on, for
+ * the operations above. @t does not own @b: never eager_free() it.
+ * -ERANGE if the tensor does not fit in the block.
+ */
+int eager_view(struct eager_block *b, uint64_t offset, enum eager_dtype dtype,
+	       int ndim, const int64_t *shape, eager_tensor_t *t);
+
+/*
+ * Bytes between host memory and a block, and between two blocks of one
+ * device, on the current stream. A write is staged through pinned host
+ * memory and returns once staged; a read waits for the stream.
+ */
+int eager_raw_write(struct eager_block *b, uint64_t offset, const void *src,
+		    uint64_t size);
+int eager_raw_read(struct eager_block *b, uint64_t offset, void *dst,
+		   uint64_t size);
+int eager_raw_copy(struct eager_block *dst, uint64_t dst_offset,
+		   struct eager_block *src, uint64_t src_offset, uint64_t size);
+
 /*
  * MLP benchmark hook for tools/trn-bench: @passes forward passes of the
  * demo's 784-512-512-10 MLP (batch 64) on trn:0; operations per second.

@@ -143,57 +143,10 @@ void eager_free(eager_tensor_t *t)
 	free(t);
 }
 
-/* Record COPY @src -> @dst (both blocks of @s's device) of @size bytes. */
-static int record_copy(eager_stream_t *s, struct eager_block *dst,
-		       uint64_t dst_va, struct eager_block *src,
-		       uint64_t src_va, uint64_t size)
+/* Byte offset of device tensor @t in its block. */
+static uint64_t offset_of(const eager_tensor_t *t)
 {
-	int ret;
-
-	eager_op_begin(s);
-	ret = eager_op_use(s, dst);
-	if (!ret)
-		ret = eager_op_use(s, src);
-	if (!ret)
-		EAGER_EMIT(ret, s, trn_cmd_copy(eager_cmdbuf(s), dst_va,
-						 src_va, size));
-	return ret ? ret : eager_op_end(s);
-}
-
-/*
- * The current stream of device tensor @t's device, and a pinned host block
- * of its size to stage a copy through. The staging pool is strict: a block
- * comes back only once the DMA that used it is done.
- */
-static int staging_for(const eager_tensor_t *t, eager_stream_t **s,
-		       struct eager_block **stage)
-{
-	struct eager_backend *be;
-	int ret;
-
-	ret = eager_backend_get(t->device, &be);
-	if (ret)
-		return ret;
-	*s = eager_current_stream(t->device);
-	if (!*s)
-		return -ENODEV;
-	return eager_block_alloc(&be->staging, NULL, t->nbytes, stage);
-}
-
-/* Host @data -> device tensor @t through a staging buffer. */
-static int upload(eager_tensor_t *t, const void *data)
-{
-	struct eager_block *stage;
-	eager_stream_t *s;
-	int ret;
-
-	ret = staging_for(t, &s, &stage);
-	if (ret)
-		return ret;
-	memcpy(stage->map, data, t->nbytes);
-	ret = record_copy(s, t->block, t->va, stage, stage->va, t->nbytes);
-	eager_block_free(stage);
-	return ret;
+	return t->va - eager_block_va(t->block);
 }
 
 int eager_from_host(struct eager_device dev, enum eager_dtype dtype,
@@ -211,7 +164,8 @@ int eager_from_host(struct eager_device dev, enum eager_dtype dtype,
 		memcpy((*out)->host, data, (*out)->nbytes);
 		return 0;
 	}
-	ret = upload(*out, data);
+	ret = eager_raw_write((*out)->block, offset_of(*out), data,
+			      (*out)->nbytes);
 	if (ret) {
 		eager_free(*out);
 		*out = NULL;
@@ -221,26 +175,13 @@ int eager_from_host(struct eager_device dev, enum eager_dtype dtype,
 
 int eager_read(const eager_tensor_t *t, void *dst)
 {
-	struct eager_block *stage;
-	eager_stream_t *s;
-	int ret;
-
 	if (!t || !dst)
 		return -EINVAL;
 	if (t->device.type == EAGER_CPU) {
 		memcpy(dst, t->host, t->nbytes);
 		return 0;
 	}
-	ret = staging_for(t, &s, &stage);
-	if (ret)
-		return ret;
-	ret = record_copy(s, stage, stage->va, t->block, t->va, t->nbytes);
-	if (!ret)
-		ret = eager_sync(s);
-	if (!ret)
-		memcpy(dst, stage->map, t->nbytes);
-	eager_block_free(stage);
-	return ret;
+	return eager_raw_read(t->block, offset_of(t), dst, t->nbytes);
 }
 
 int eager_read_f32(const eager_tensor_t *t, float *dst)

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * device.cpp - trn as a PyTorch device: the caching allocator, the device
+ * guard (current device, streams) and the PrivateUse1 hooks.
+ */
+#include <cstring>
+
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "trn_torch.h"
+
+namespace trn_torch {
+
+std::recursive_mutex &runtime_lock()
+{
+	static std::recursive_mutex lock;
+	return lock;
+}
+
+static thread_local int tls_device;
+
+int current_device()
+{
+	return tls_device;
+}
+
+void set_current_device(int index)
+{
+	TORCH_CHECK(index >= 0 && index < device_count(),
+		    "trn: no device trn:", index, " (", device_count(),
+		    " present)");
+	tls_device = index;
+}
+
+int device_count()
+{
+	static int count = -1;
+
+	if (count < 0) {
+		size_t n = 0;
+
+		count = eager_device_count(&n) ? 0 : static_cast<int>(n);
+	}
+	return count;
+}
+
+void check(int ret, const char *what)
+{
+	TORCH_CHECK(ret >= 0, "trn: ", what, ": ", trn_strerror(ret));
+}
+
+/* The eager block is the DataPtr's context; its data the device address. */
+static void free_block(void *ctx)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+
+	eager_raw_free(static_cast<struct eager_block *>(ctx));
+}
+
+static void free_nothing(void *)
+{
+}
+
+struct TrnAllocator final : c10::Allocator {
+	c10::DataPtr allocate(size_t n) override
+	{
+		std::lock_guard<std::recursive_mutex> g(runtime_lock());
+		int dev = current_device();
+		c10::Device device(c10::DeviceType::PrivateUse1, dev);
+		struct eager_block *b = nullptr;
+		int ret;
+
+		if (!n)
+			return { nullptr, nullptr, &free_nothing, device };
+		ret = eager_raw_alloc(eager_dev(dev), n, &b);
+		if (ret == -ENOMEM || ret == -EDQUOT || ret == -E2BIG)
+			TORCH_CHECK_WITH(OutOfMemoryError, false,
+					 "trn:", dev, ": out of memory allocating ",
+					 n, " bytes (", trn_strerror(ret), ")");
+		check(ret, "allocate");
+		return { reinterpret_cast<void *>(eager_block_va(b)), b,
+			 &free_block, device };
+	}
+
+	c10::DeleterFnPtr raw_deleter() const override
+	{
+		return nullptr;	/* data is not the context */
+	}
+
+	/* Device to device, within this allocator's blocks (storage resize). */
+	void copy_data(void *dest, const void *src, size_t count) const override
+	{
+		TORCH_CHECK(false, "trn: copy_data without storages is not supported");
+	}
+};
+
+static TrnAllocator trn_allocator;
+
+c10::Allocator *allocator()
+{
+	return &trn_allocator;
+}
+
+REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &trn_allocator);
+
+struct eager_block *block_of(const at::Tensor &t)
+{
+	return static_cast<struct eager_block *>(
+		t.storage().data_ptr().get_context());
+}
+
+uint64_t byte_offset(const at::Tensor &t)
+{
+	return static_cast<uint64_t>(t.storage_offset()) * t.element_size();
+}
+
+void synchronize(int index)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	struct eager_device dev = eager_dev(index);
+	struct trn_queue_status st = {};
+	eager_stream_t *s;
+	int ret;
+
+	ret = eager_synchronize(dev);
+	if (!ret)
+		return;
+	s = eager_current_stream(dev);
+	if (s)
+		trn_queue_status(eager_stream_queue(s), &st);
+	TORCH_CHECK(false, "trn:", index, ": a device operation failed: ",
+		    trn_strerror(ret), " (queue status ", st.status,
+		    ", state", st.state & TRN_QUEUE_BANNED ? " banned" : "",
+		    st.state & TRN_QUEUE_GUILTY ? " guilty" : "",
+		    st.state & TRN_QUEUE_FAULTED ? " faulted" : "",
+		    st.fault_va ? ", fault at 0x" : "",
+		    st.fault_va ? c10::str(std::hex, st.fault_va) : "",
+		    ", jobs failed ", st.jobs_failed, ")");
+}
+
+/* The device guard: one default stream per device (its eager stream). */
+struct TrnGuardImpl final : c10::impl::DeviceGuardImplInterface {
+	static constexpr c10::DeviceType static_type =
+		c10::DeviceType::PrivateUse1;
+
+	c10::DeviceType type() const override
+	{
+		return static_type;
+	}
+
+	c10::Device exchangeDevice(c10::Device d) const override
+	{
+		c10::Device old = getDevice();
+
+		if (d.index() != old.index())
+			set_current_device(d.index());
+		return old;
+	}
+
+	c10::Device getDevice() const override
+	{
+		return c10::Device(static_type, current_device());
+	}
+
+	void setDevice(c10::Device d) const override
+	{
+		set_current_device(d.index());
+	}
+
+	void uncheckedSetDevice(c10::Device d) const noexcept override
+	{
+		tls_device = d.index();
+	}
+
+	c10::Stream getStream(c10::Device d) const noexcept override
+	{
+		return c10::Stream(c10::Stream::DEFAULT, d);
+	}
+
+	c10::Stream exchangeStream(c10::Stream s) const noexcept override
+	{
+		return c10::Stream(c10::Stream::DEFAULT, s.device());
+	}
+
+	c10::DeviceIndex deviceCount() const noexcept override
+	{
+		return static_cast<c10::DeviceIndex>(device_count());
+	}
+
+	void synchronizeDevice(const c10::DeviceIndex index) const override
+	{
+		synchronize(index);
+	}
+};
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, TrnGuardImpl);
+
+struct TrnHooks final : at::PrivateUse1HooksInterface {
+	bool hasPrimaryContext(c10::DeviceIndex index) const override
+	{
+		return index >= 0 && index < device_count();
+	}
+
+	c10::Device getDeviceFromPtr(void *) const override
+	{
+		return c10::Device(c10::DeviceType::PrivateUse1, current_device());
+	}
+
+	void resizePrivateUse1Bytes(const c10::Storage &storage,
+				    size_t newsize) const override
+	{
+		TORCH_CHECK(false, "trn: resizing a storage in place is not supported");
+	}
+};
+
+static bool hooks_registered = [] {
+	at::RegisterPrivateUse1HooksInterface(new TrnHooks());
+	return true;
+}();
+
+} // namespace trn_torch

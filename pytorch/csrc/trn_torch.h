@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * The PyTorch backend's C++ glue (Documentation/pytorch.md): PrivateUse1,
+ * renamed "trn", over the eager runtime (examples/eager) and libtrnhal.
+ * Everything the device does goes through their C API; this code only
+ * speaks PyTorch.
+ */
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <ATen/ATen.h>
+
+extern "C" {
+#include "eager.h"
+}
+
+namespace trn_torch {
+
+/*
+ * The eager runtime is single-threaded; PyTorch calls us from the Python
+ * thread and from autograd's device thread. This lock serialises every
+ * call into it (and guards the counters below).
+ */
+std::recursive_mutex &runtime_lock();
+
+/* The current trn device of this thread (the device guard's state). */
+int current_device();
+void set_current_device(int index);
+int device_count();
+
+/* trn:N for the eager runtime. */
+static inline struct eager_device eager_dev(int index)
+{
+	return EAGER_DEVICE_TRN(static_cast<unsigned int>(index));
+}
+
+/* Throw a RuntimeError naming @what if @ret is a negative errno. */
+void check(int ret, const char *what);
+
+/* Where operators ran: device kernels and CPU fallbacks, by name. */
+void count_device_op(const char *name);
+std::map<std::string, uint64_t> device_op_counts();
+std::map<std::string, uint64_t> fallback_counts();
+void reset_counts();
+
+/* The caching allocator (c10::Allocator over eager_raw_alloc). */
+c10::Allocator *allocator();
+
+/* The eager block behind a trn tensor's storage, and its byte offset. */
+struct eager_block *block_of(const at::Tensor &t);
+uint64_t byte_offset(const at::Tensor &t);
+
+/* Synchronise every stream of trn:N; throws on a device error. */
+void synchronize(int index);
+
+} // namespace trn_torch

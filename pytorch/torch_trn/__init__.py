@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: MIT
+"""trn for PyTorch: ``import torch_trn`` then ``model.to("trn")``.
+
+PyTorch's PrivateUse1 device, renamed ``trn``, over the eager runtime and
+libtrnhal (Documentation/pytorch.md).  Operators with a trn kernel run on
+the device, asynchronously; every other operator runs through a CPU
+fallback that is counted (``torch.trn.fallback_counts()``), or refused when
+``TRN_FALLBACK=error`` is set.
+"""
+import glob
+import importlib.util
+import os
+import sys
+import types
+
+import torch
+
+torch.utils.rename_privateuse1_backend("trn")
+
+
+def _load_extension():
+    here = os.path.dirname(os.path.abspath(__file__))
+    dirs = [here]
+    if os.environ.get("TORCH_TRN_BUILD"):
+        dirs.append(os.path.join(os.environ["TORCH_TRN_BUILD"], "pytorch"))
+    # In the source tree: the meson build directory of the torch chroot.
+    dirs.append(os.path.join(here, "..", "..", "build", "torch", "pytorch"))
+    for d in dirs:
+        found = sorted(glob.glob(os.path.join(d, "_C.*.so")))
+        if found:
+            spec = importlib.util.spec_from_file_location("torch_trn._C", found[0])
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules["torch_trn._C"] = mod
+            spec.loader.exec_module(mod)
+            return mod
+    raise ImportError("torch_trn: extension _C not found in " + ", ".join(dirs) +
+                      " (build it with tools/trn-torch-build; Documentation/pytorch.md)")
+
+
+_C = _load_extension()
+
+
+def _index(device):
+    if device is None:
+        return -1
+    if isinstance(device, int):
+        return device
+    d = torch.device(device)
+    if d.type != "trn":
+        raise ValueError(f"torch.trn: {d} is not a trn device")
+    return -1 if d.index is None else d.index
+
+
+def is_available():
+    return _C.device_count() > 0
+
+
+def device_count():
+    return _C.device_count()
+
+
+def current_device():
+    return _C.current_device()
+
+
+def set_device(device):
+    _C.set_device(_index(device))
+
+
+def synchronize(device=None):
+    """Wait for everything issued on the device; raises if a job failed."""
+    _C.synchronize(_index(device))
+
+
+def memory_allocated(device=None):
+    return _C.memory_allocated(_index(device))
+
+
+def memory_reserved(device=None):
+    return _C.memory_reserved(_index(device))
+
+
+def max_memory_allocated(device=None):
+    return _C.max_memory_allocated(_index(device))
+
+
+def empty_cache(device=None):
+    """Give cached device memory back (blocks held by tensors stay)."""
+    if device is None:
+        for i in range(device_count()):
+            _C.empty_cache(i)
+    else:
+        _C.empty_cache(_index(device))
+
+
+def device_op_counts():
+    """Operators run by trn kernels since the last reset_counts(), by name."""
+    return dict(_C.device_op_counts())
+
+
+def fallback_counts():
+    """Operators run through the CPU fallback, by aten name."""
+    return dict(_C.fallback_counts())
+
+
+def reset_counts():
+    _C.reset_counts()
+
+
+def is_initialized():
+    return True
+
+
+def _is_in_bad_fork():
+    return False
+
+
+def manual_seed_all(seed):
+    # torch.manual_seed() calls this after seeding the CPU generator, and
+    # random numbers of trn tensors are drawn on the CPU (fallback): there
+    # is nothing more to seed.
+    pass
+
+
+_module = types.ModuleType("torch.trn")
+for _name in ("is_available", "device_count", "current_device", "set_device",
+              "synchronize", "memory_allocated", "memory_reserved",
+              "max_memory_allocated", "empty_cache", "device_op_counts",
+              "fallback_counts", "reset_counts", "is_initialized",
+              "_is_in_bad_fork", "manual_seed_all"):
+    setattr(_module, _name, globals()[_name])
+torch._register_device_module("trn", _module)
+torch.utils.generate_methods_for_privateuse1_backend(
+    for_tensor=True, for_module=True, for_storage=True)

@@ -1,0 +1,330 @@
+# SPDX-License-Identifier: MIT
+"""torch_trn's tests (Documentation/pytorch.md), run in a guest with two
+simulated devices inside the torch chroot (tests/torch/chroot-run).
+
+Every test compares trn against PyTorch's own CPU kernels and says where
+the operators ran.  Prints TAP; with TRN_VM_OUT set, also writes it to
+$TRN_VM_OUT/test_torch.tap.  TRN_TORCH_TESTS=a,b runs only those tests.
+"""
+import os
+import sys
+import time
+import traceback
+
+import torch
+import torch_trn  # noqa: F401  (registers the trn device)
+from torch.testing import assert_close
+
+TESTS = []
+
+
+def test(fn):
+    TESTS.append(fn)
+    return fn
+
+
+def trn_ops():
+    return torch.trn.device_op_counts()
+
+
+def on_device_only(before, after, *names):
+    """The operators @names ran as trn kernels between the two readings."""
+    for n in names:
+        assert after.get(n, 0) > before.get(n, 0), f"{n} did not run on trn: {after}"
+
+
+@test
+def devices():
+    assert torch.trn.is_available()
+    assert torch.trn.device_count() == 2, torch.trn.device_count()
+    a = torch.ones(3, device="trn")
+    b = torch.ones(3, device="trn:1")
+    assert str(a.device) == "trn:0" and str(b.device) == "trn:1"
+    assert a.is_trn and not a.is_cpu
+    try:
+        torch.empty(2, device="trn:7")
+    except RuntimeError as e:
+        assert "trn:7" in str(e), e
+    else:
+        raise AssertionError("trn:7 does not exist, yet empty() worked")
+
+
+@test
+def copies_round_trip():
+    for dtype in (torch.float32, torch.bfloat16, torch.int64, torch.uint8,
+                  torch.float16, torch.bool):
+        x = (torch.randn(5, 7) * 10).to(dtype)
+        assert torch.equal(x.to("trn").cpu(), x), dtype
+    # Non-contiguous sources and destinations, both directions.
+    x = torch.randn(6, 4)
+    assert torch.equal(x.t().to("trn").cpu(), x.t())
+    d = x.to("trn")
+    assert torch.equal(d.t().cpu(), x.t())
+    assert torch.equal(d[:, 1:3].cpu(), x[:, 1:3])
+    assert torch.equal(d[::2].contiguous().cpu(), x[::2])
+    e = torch.zeros(6, 4, device="trn")
+    e[:, 2] = torch.arange(6.0)
+    ref = torch.zeros(6, 4)
+    ref[:, 2] = torch.arange(6.0)
+    assert torch.equal(e.cpu(), ref)
+    # Device to device, across devices, dtype conversion, empty tensors.
+    assert torch.equal(d.clone().cpu(), x)
+    assert torch.equal(d.to("trn:1").cpu(), x)
+    assert torch.equal(d.to(torch.bfloat16).cpu(), x.to(torch.bfloat16))
+    z = torch.empty(0, 3).to("trn")
+    assert z.shape == (0, 3) and z.cpu().shape == (0, 3)
+
+
+@test
+def fill_and_zero():
+    before = trn_ops()
+    a = torch.empty(33, device="trn").fill_(2.5)
+    assert torch.equal(a.cpu(), torch.full((33,), 2.5))
+    b = torch.full((4, 6), 1.5, dtype=torch.bfloat16, device="trn")
+    assert torch.equal(b.cpu(), torch.full((4, 6), 1.5, dtype=torch.bfloat16))
+    on_device_only(before, trn_ops(), "fill_")
+    # An odd bf16 slice must not touch its neighbour (FILL writes words).
+    c = torch.ones(8, dtype=torch.bfloat16, device="trn")
+    c[1:4].fill_(3.0)
+    c[4:7].zero_()
+    assert c.cpu().tolist() == [1, 3, 3, 3, 0, 0, 0, 1], c.cpu()
+    # A strided view.
+    d = torch.ones(4, 4, device="trn")
+    d[:, 1].zero_()
+    ref = torch.ones(4, 4)
+    ref[:, 1] = 0
+    assert torch.equal(d.cpu(), ref)
+
+
+def binary_cases():
+    a = torch.randn(6, 5)
+    yield a, torch.randn(6, 5)          # same shape
+    yield a, torch.randn(5)             # a row over every row (bias)
+    yield a, torch.randn(6, 1)          # one value per row
+    yield a, torch.tensor(1.75)         # a single element
+    yield torch.randn(2, 3, 4), torch.randn(2, 3, 4)   # 3-D
+    yield torch.randn(5, 6).t(), torch.randn(6, 5)     # non-contiguous
+    yield torch.randn(3, 1), torch.randn(1, 4)         # broadcast both ways
+
+
+@test
+def elementwise_binary():
+    before = trn_ops()
+    for op in (torch.add, torch.sub, torch.mul, torch.div):
+        for a, b in binary_cases():
+            if op is torch.div:
+                b = b.abs() + 0.5
+            got = op(a.to("trn"), b.to("trn")).cpu()
+            assert_close(got, op(a, b), msg=f"{op.__name__} {a.shape} {b.shape}")
+    # Scalars, alpha, in-place.
+    a = torch.randn(4, 4)
+    assert_close((a.to("trn") * 3.0).cpu(), a * 3.0)
+    assert_close(torch.add(a.to("trn"), a.to("trn"), alpha=2).cpu(), a + 2 * a)
+    d = a.to("trn")
+    d.add_(d)
+    assert_close(d.cpu(), a + a)
+    on_device_only(before, trn_ops(), "add", "sub", "mul", "div")
+
+
+@test
+def matmul():
+    before = trn_ops()
+    a, b = torch.randn(7, 5), torch.randn(5, 3)
+    assert_close((a.to("trn") @ b.to("trn")).cpu(), a @ b)
+    # Transposed operands, without copies (the MATMUL flags).
+    at, bt = torch.randn(5, 7), torch.randn(3, 5)
+    assert_close((at.to("trn").t() @ bt.to("trn").t()).cpu(), at.t() @ bt.t())
+    # bf16 inputs, rounded result.
+    a16, b16 = a.to(torch.bfloat16), b.to(torch.bfloat16)
+    got = (a16.to("trn") @ b16.to("trn")).cpu()
+    assert got.dtype == torch.bfloat16
+    assert_close(got.float(), a16.float() @ b16.float(), rtol=2e-2, atol=2e-2)
+    # addmm with a bias, as nn.Linear does; bmm via the fallback.
+    bias = torch.randn(3)
+    assert_close(torch.addmm(bias.to("trn"), a.to("trn"), b.to("trn")).cpu(),
+                 torch.addmm(bias, a, b))
+    x, y = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
+    assert_close(torch.bmm(x.to("trn"), y.to("trn")).cpu(), torch.bmm(x, y))
+    on_device_only(before, trn_ops(), "mm", "addmm")
+
+
+@test
+def unary_and_reductions():
+    before = trn_ops()
+    x = torch.randn(9, 6)
+    d = x.to("trn")
+    assert_close(torch.relu(d).cpu(), torch.relu(x))
+    assert_close(torch.exp(d).cpu(), torch.exp(x))
+    g = torch.randn(9, 6)
+    assert_close(torch.ops.aten.threshold_backward(g.to("trn"), d, 0).cpu(),
+                 torch.ops.aten.threshold_backward(g, x, 0))
+    assert_close(d.sum(0).cpu(), x.sum(0))
+    assert_close(d.sum(1).cpu(), x.sum(1))
+    assert_close(d.sum(-1, keepdim=True).cpu(), x.sum(-1, keepdim=True))
+    assert_close(d.sum().cpu(), x.sum())
+    assert_close(torch.tanh(d).cpu(), torch.tanh(x))   # fallback
+    on_device_only(before, trn_ops(), "relu", "exp", "threshold_backward", "sum")
+
+
+@test
+def views_and_resize():
+    x = torch.arange(24.0)
+    d = x.to("trn")
+    assert torch.equal(d.view(4, 6).cpu(), x.view(4, 6))
+    assert torch.equal(d.reshape(2, 3, 4)[1].cpu(), x.reshape(2, 3, 4)[1])
+    assert torch.equal(d.as_strided((3, 3), (1, 3), 2).cpu(),
+                       x.as_strided((3, 3), (1, 3), 2))
+    assert torch.equal(d.view(4, 6).t().contiguous().cpu(), x.view(4, 6).t().contiguous())
+    r = d.clone()
+    r.resize_(40)
+    assert r.shape == (40,)
+    assert torch.equal(r[:24].cpu(), x)
+
+
+@test
+def no_host_round_trip():
+    """A chain of device kernels copies nothing back until .cpu()."""
+    x = torch.randn(16, 16).to("trn")
+    w = torch.randn(16, 16).to("trn")
+    torch.trn.synchronize()
+    before = trn_ops()
+    y = x
+    for _ in range(10):
+        y = torch.relu(y @ w + x)
+    mid = trn_ops()
+    assert mid.get("copy_d2h", 0) == before.get("copy_d2h", 0), (before, mid)
+    assert mid.get("mm", 0) - before.get("mm", 0) == 10
+    y.cpu()
+    torch.trn.synchronize()
+
+
+@test
+def fallback_counted_and_refused():
+    torch.trn.reset_counts()
+    x = torch.randn(5).to("trn")
+    torch.sin(x)
+    fb = torch.trn.fallback_counts()
+    assert sum(n for k, n in fb.items() if k.startswith("aten::sin")) == 1, fb
+    os.environ["TRN_FALLBACK"] = "error"
+    try:
+        torch.sin(x)
+    except RuntimeError as e:
+        assert "aten::sin" in str(e) and "TRN_FALLBACK=error" in str(e), e
+        assert sum(n for k, n in torch.trn.fallback_counts().items()
+                   if k.startswith("aten::sin")) == 1
+    else:
+        raise AssertionError("TRN_FALLBACK=error did not refuse aten::sin")
+    finally:
+        del os.environ["TRN_FALLBACK"]
+    # Device kernels still run with fallbacks refused.
+    os.environ["TRN_FALLBACK"] = "error"
+    try:
+        assert_close((x + x).cpu(), x.cpu() * 2)
+    finally:
+        del os.environ["TRN_FALLBACK"]
+
+
+@test
+def memory_back_to_baseline():
+    torch.trn.synchronize()
+    torch.trn.empty_cache()
+    base = torch.trn.memory_allocated()
+    ts = [torch.randn(256, 256).to("trn") for _ in range(8)]
+    assert torch.trn.memory_allocated() >= base + 8 * 256 * 256 * 4
+    y = ts[0] @ ts[1]
+    del ts, y
+    assert torch.trn.memory_allocated() == base, (torch.trn.memory_allocated(), base)
+    assert torch.trn.memory_reserved() > 0
+    torch.trn.empty_cache()
+    assert torch.trn.memory_reserved() == torch.trn.memory_allocated()
+
+
+@test
+def out_of_memory_raises_and_loses_nothing():
+    x = torch.randn(64).to("trn")
+    before = torch.trn.memory_allocated()
+    try:
+        torch.empty(1 << 40, dtype=torch.uint8, device="trn")
+    except torch.OutOfMemoryError as e:
+        assert "trn:0" in str(e), e
+    else:
+        raise AssertionError("a 1 TiB tensor fitted on a simulated device")
+    assert torch.trn.memory_allocated() == before
+    assert_close((x * 2).cpu(), x.cpu() * 2)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1 = torch.nn.Linear(16, 32)
+        self.l2 = torch.nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x)))
+
+
+def train(model, x, y, steps, device):
+    model = model.to(device)
+    x, y = x.to(device), y.to(device)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, foreach=False)
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return losses, model
+
+
+@test
+def mlp_trains_like_cpu():
+    torch.manual_seed(0)
+    ref = MLP()
+    dev = MLP()
+    dev.load_state_dict(ref.state_dict())
+    x, y = torch.randn(64, 16), torch.randn(64, 4)
+    cpu_losses, ref = train(ref, x, y, 20, "cpu")
+    torch.trn.reset_counts()
+    trn_losses, dev = train(dev, x, y, 20, "trn")
+    assert_close(torch.tensor(trn_losses), torch.tensor(cpu_losses),
+                 rtol=1e-4, atol=1e-5)
+    assert trn_losses[-1] < trn_losses[0]
+    for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
+        assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5, msg=n)
+    ops = torch.trn.device_op_counts()
+    for n in ("addmm", "mm", "relu", "threshold_backward", "sum"):
+        assert ops.get(n, 0) >= 20, (n, ops)
+    print(f"# mlp: device kernels {sum(ops.values())}, "
+          f"fallbacks {sum(torch.trn.fallback_counts().values())} "
+          f"{sorted(torch.trn.fallback_counts().items())}")
+
+
+def main():
+    only = [t for t in os.environ.get("TRN_TORCH_TESTS", "").split(",") if t]
+    tests = [t for t in TESTS if not only or t.__name__ in only]
+    lines = [f"1..{len(tests)}"]
+    print(lines[0], flush=True)
+    failed = 0
+    for i, t in enumerate(tests, 1):
+        t0 = time.monotonic()
+        try:
+            t()
+            line = f"ok {i} torch.{t.__name__}"
+        except Exception:
+            failed += 1
+            for ln in traceback.format_exc().splitlines():
+                print("# " + ln)
+            line = f"not ok {i} torch.{t.__name__}"
+        line += f"  # {time.monotonic() - t0:.1f} s" if not line.startswith("not") else ""
+        lines.append(line)
+        print(line, flush=True)
+    out = os.environ.get("TRN_VM_OUT")
+    if out:
+        with open(os.path.join(out, "test_torch.tap"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
