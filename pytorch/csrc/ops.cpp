@@ -11,6 +11,7 @@
  */
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include <ATen/Operators.h>
 #include <ATen/native/CPUFallback.h>
@@ -19,6 +20,7 @@
 #include <ATen/ops/view_native.h>
 #include <ATen/native/Resize.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/core/Reduction.h>
 #include <torch/library.h>
 
 #include "trn_torch.h"
@@ -618,22 +620,63 @@ static at::Tensor trn_threshold_backward(const at::Tensor &grad,
 	return fall_back<ATEN_OP(threshold_backward)>(grad, self, threshold);
 }
 
+/* Sum over the rows of a contiguous f32 [rows][cols] view: out[rows]. */
+static at::Tensor row_sums(const at::Tensor &x, int64_t rows, int64_t cols)
+{
+	eager_tensor_t tx, to;
+	at::Tensor out = at::empty({ rows }, x.options());
+
+	as_eager(x, &tx, rows, cols);
+	as_eager(out, &to, 1, rows);
+	check(eager_sum(&to, &tx, -1), "sum");
+	return out;
+}
+
+/* Every element of contiguous f32 @x summed, as a 1-element tensor. */
+static at::Tensor sum_all(const at::Tensor &x)
+{
+	int64_t cols = x.dim() ? x.size(-1) : 1;
+	at::Tensor r = row_sums(x, x.numel() / cols, cols);
+
+	return r.numel() == 1 ? r : row_sums(r, 1, r.numel());
+}
+
+static bool f32_on_trn(const at::Tensor &x)
+{
+	eager_tensor_t t;
+
+	return x.scalar_type() == at::kFloat && as_eager(x, &t);
+}
+
 static at::Tensor trn_sum_dim(const at::Tensor &x, at::OptionalIntArrayRef dim,
 			      bool keepdim, std::optional<at::ScalarType> dtype)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
 	eager_tensor_t tx, to;
 
-	if (x.dim() == 2 && dim && dim->size() == 1 &&
-	    x.scalar_type() == at::kFloat && (!dtype || *dtype == at::kFloat) &&
-	    as_eager(x, &tx)) {
+	if (!f32_on_trn(x) || (dtype && *dtype != at::kFloat))
+		return fall_back<ATEN_OP2(sum, dim_IntList)>(x, dim, keepdim,
+							     dtype);
+	const c10::DeviceGuard guard(x.device());
+
+	/* No dims (or all of them): everything. */
+	if (!dim || dim->empty() ||
+	    (x.dim() == 1 && dim->size() == 1 &&
+	     ((*dim)[0] == 0 || (*dim)[0] == -1))) {
+		at::Tensor r = sum_all(x);
+		std::vector<int64_t> shape(keepdim ? x.dim() : 0, 1);
+
+		count_device_op("sum");
+		return r.view(shape);
+	}
+	if (x.dim() == 2 && dim->size() == 1) {
 		int64_t d = (*dim)[0] < 0 ? (*dim)[0] + 2 : (*dim)[0];
 
 		if (d == 0 || d == 1) {
-			const c10::DeviceGuard guard(x.device());
 			int64_t n = x.size(1 - d);
 			at::Tensor out = at::empty({ n }, x.options());
 
+			as_eager(x, &tx);
 			as_eager(out, &to, 1, n);
 			check(eager_sum(&to, &tx, d ? -1 : 0), "sum");
 			count_device_op("sum");
@@ -643,6 +686,89 @@ static at::Tensor trn_sum_dim(const at::Tensor &x, at::OptionalIntArrayRef dim,
 		}
 	}
 	return fall_back<ATEN_OP2(sum, dim_IntList)>(x, dim, keepdim, dtype);
+}
+
+/* out = x * alpha, f32 contiguous. */
+static at::Tensor scaled(const at::Tensor &x, double alpha)
+{
+	eager_tensor_t tx, to;
+	at::Tensor out = at::empty(x.sizes(), x.options());
+
+	as_eager(x, &tx);
+	as_eager(out, &to);
+	check(eager_scale(&to, &tx, static_cast<float>(alpha)), "scale");
+	return out;
+}
+
+static bool mse_fits(const at::Tensor &self, const at::Tensor &target,
+		     int64_t reduction)
+{
+	return reduction == at::Reduction::Mean && self.dim() >= 1 &&
+	       self.numel() &&
+	       self.sizes() == target.sizes() &&
+	       self.device() == target.device() && f32_on_trn(self) &&
+	       f32_on_trn(target);
+}
+
+/* mean((self - target)^2) with sub, mul, two row sums and a scale. */
+static at::Tensor trn_mse_loss(const at::Tensor &self, const at::Tensor &target,
+			       int64_t reduction)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+
+	if (!mse_fits(self, target, reduction))
+		return fall_back<ATEN_OP(mse_loss)>(self, target, reduction);
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor d = *binary_on_device(self, target, eager_sub, "sub");
+	at::Tensor sq = *binary_on_device(d, d, eager_mul, "mul");
+	at::Tensor loss = scaled(sum_all(sq), 1.0 / self.numel());
+
+	count_device_op("mse_loss");
+	return loss.view(at::IntArrayRef());
+}
+
+/* d loss / d self = grad * 2 (self - target) / numel. */
+static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
+					const at::Tensor &self,
+					const at::Tensor &target,
+					int64_t reduction)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+
+	if (!mse_fits(self, target, reduction) || grad.numel() != 1 ||
+	    !f32_on_trn(grad) || grad.device() != self.device())
+		return fall_back<ATEN_OP(mse_loss_backward)>(grad, self, target,
+							     reduction);
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor d = *binary_on_device(self, target, eager_sub, "sub");
+	at::Tensor gd = *binary_on_device(d, grad.reshape({ 1 }), eager_mul,
+					  "mul");
+
+	count_device_op("mse_loss_backward");
+	return scaled(gd, 2.0 / self.numel());
+}
+
+static at::Tensor trn_gelu(const at::Tensor &x, c10::string_view approximate)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+
+	/* The ISA's GELU is the tanh form; PyTorch's default is erf's. */
+	if (approximate == "tanh")
+		if (auto r = unary_on_device(x, eager_gelu, "gelu"))
+			return *r;
+	return fall_back<ATEN_OP(gelu)>(x, approximate);
+}
+
+static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
+			      bool half_to_float)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+
+	if (!half_to_float && x.dim() >= 1 &&
+	    (dim == -1 || dim == x.dim() - 1))
+		if (auto r = unary_on_device(x, eager_softmax, "softmax"))
+			return *r;
+	return fall_back<ATEN_OP(_softmax)>(x, dim, half_to_float);
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
@@ -669,6 +795,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("exp", trn_exp);
 	m.impl("threshold_backward", trn_threshold_backward);
 	m.impl("sum.dim_IntList", trn_sum_dim);
+	m.impl("mse_loss", trn_mse_loss);
+	m.impl("mse_loss_backward", trn_mse_loss_backward);
+	m.impl("gelu", trn_gelu);
+	m.impl("_softmax", trn_softmax);
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m)

@@ -163,7 +163,21 @@ def unary_and_reductions():
     assert_close(d.sum(-1, keepdim=True).cpu(), x.sum(-1, keepdim=True))
     assert_close(d.sum().cpu(), x.sum())
     assert_close(torch.tanh(d).cpu(), torch.tanh(x))   # fallback
-    on_device_only(before, trn_ops(), "relu", "exp", "threshold_backward", "sum")
+    F = torch.nn.functional
+    assert_close(F.gelu(d, approximate="tanh").cpu(), F.gelu(x, approximate="tanh"))
+    assert_close(F.gelu(d).cpu(), F.gelu(x))           # erf: fallback
+    assert_close(torch.softmax(d, -1).cpu(), torch.softmax(x, -1))
+    assert_close(torch.softmax(d, 0).cpu(), torch.softmax(x, 0))   # fallback
+    y = torch.randn(9, 6)
+    assert_close(F.mse_loss(d, y.to("trn")).cpu(), F.mse_loss(x, y))
+    v = torch.randn(1000)
+    assert_close(v.to("trn").sum().cpu(), v.sum(), rtol=1e-5, atol=1e-4)
+    assert_close(d.sum(dim=(0, 1), keepdim=True).cpu(), x.sum(dim=(0, 1), keepdim=True))
+    on_device_only(before, trn_ops(), "relu", "exp", "threshold_backward", "sum",
+                   "gelu", "softmax", "mse_loss")
+    fb = torch.trn.fallback_counts()
+    assert any(k.startswith("aten::tanh") for k in fb), fb
+    assert any(k.startswith("aten::gelu") for k in fb), fb
 
 
 @test
@@ -293,8 +307,11 @@ def mlp_trains_like_cpu():
     for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
         assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5, msg=n)
     ops = torch.trn.device_op_counts()
-    for n in ("addmm", "mm", "relu", "threshold_backward", "sum"):
+    for n in ("addmm", "mm", "relu", "threshold_backward", "sum", "mse_loss",
+              "mse_loss_backward", "add_"):
         assert ops.get(n, 0) >= 20, (n, ops)
+    # Every step on the device: no operator fell back to the CPU.
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
     print(f"# mlp: device kernels {sum(ops.values())}, "
           f"fallbacks {sum(torch.trn.fallback_counts().values())} "
           f"{sorted(torch.trn.fallback_counts().items())}")
