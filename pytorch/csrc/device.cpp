@@ -118,6 +118,18 @@ uint64_t byte_offset(const at::Tensor &t)
 	return static_cast<uint64_t>(t.storage_offset()) * t.element_size();
 }
 
+static const char *status_name(uint32_t status)
+{
+	static const char *const names[] = {
+		"OK", "BAD_OPCODE", "BAD_SIZE", "BAD_ALIGN", "BAD_ARG",
+		"CALL_DEPTH", "MMU_FAULT", "TIMEOUT", "ABORTED", "UNSUPPORTED",
+		"DEVICE_ERROR",
+	};
+
+	return status < sizeof(names) / sizeof(names[0]) ? names[status] :
+							   "unknown";
+}
+
 void synchronize(int index)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
@@ -133,7 +145,7 @@ void synchronize(int index)
 	if (s)
 		trn_queue_status(eager_stream_queue(s), &st);
 	TORCH_CHECK(false, "trn:", index, ": a device operation failed: ",
-		    trn_strerror(ret), " (queue status ", st.status,
+		    trn_strerror(ret), " (status ", status_name(st.status),
 		    ", state", st.state & TRN_QUEUE_BANNED ? " banned" : "",
 		    st.state & TRN_QUEUE_GUILTY ? " guilty" : "",
 		    st.state & TRN_QUEUE_FAULTED ? " faulted" : "",

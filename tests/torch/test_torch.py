@@ -6,6 +6,7 @@ Every test compares trn against PyTorch's own CPU kernels and says where
 the operators ran.  Prints TAP; with TRN_VM_OUT set, also writes it to
 $TRN_VM_OUT/test_torch.tap.  TRN_TORCH_TESTS=a,b runs only those tests.
 """
+import glob
 import os
 import sys
 import time
@@ -315,6 +316,47 @@ def mlp_trains_like_cpu():
     print(f"# mlp: device kernels {sum(ops.values())}, "
           f"fallbacks {sum(torch.trn.fallback_counts().values())} "
           f"{sorted(torch.trn.fallback_counts().items())}")
+
+
+def sim_knobs(name):
+    return glob.glob(f"/sys/kernel/debug/trn_sim/*/{name}")
+
+
+@test
+def device_error_raises_at_sync():
+    """A job that hangs (the simulator's hang_next) fails its stream: the
+    next synchronisation raises, naming the device and the status.  Runs
+    last, on trn:1: the hang bans this process's context there."""
+    knobs = sim_knobs("hang_next")
+    assert knobs, "no trn_sim debugfs knobs (is debugfs mounted?)"
+    x = torch.randn(8, 8).to("trn:1")
+    torch.trn.synchronize("trn:1")
+    torch.trn.synchronize("trn:0")
+    for k in knobs:
+        with open(k, "w") as f:
+            f.write("1")
+    try:
+        y = x @ x                      # enqueued: no error yet
+        try:
+            torch.trn.synchronize("trn:1")
+        except RuntimeError as e:
+            msg = str(e)
+            assert "trn:1" in msg and "TIMEOUT" in msg, msg
+        else:
+            raise AssertionError("a hung job did not fail its stream")
+        try:
+            (y + y).cpu()
+        except RuntimeError:
+            pass                       # refused: the stream keeps its error
+        else:
+            raise AssertionError("a banned context still ran a job")
+    finally:
+        for k in knobs:
+            with open(k, "w") as f:
+                f.write("0")
+    # trn:0 is another context: unaffected.
+    z = torch.randn(4, 4)
+    assert_close((z.to("trn:0") + 1.0).cpu(), z + 1.0)
 
 
 def main():
