@@ -6,6 +6,8 @@
  * count and selection, synchronisation, the allocator's figures, where
  * operators ran).
  */
+#include <chrono>
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -31,6 +33,47 @@ static struct eager_memory_stats stats_of(int index)
 	check(eager_memory_stats(eager_dev(checked_index(index)), &st),
 	      "memory_stats");
 	return st;
+}
+
+/*
+ * The baseline of pytorch/bench.py: @n element-wise adds of two f32
+ * [rows][cols] tensors through the eager runtime's C API, each into a new
+ * output tensor as a framework does, then one synchronisation. ns per op
+ * to issue them, and with the synchronisation.
+ */
+static std::pair<double, double> bench_eager_add(int device, int n, int64_t rows, int64_t cols)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	struct eager_device dev = eager_dev(checked_index(device));
+	const int64_t shape[2] = { rows, cols };
+	eager_tensor_t *a = nullptr, *b = nullptr, *o;
+	std::chrono::steady_clock::time_point t0, t1;
+	int ret, i;
+
+	TORCH_CHECK(n > 0, "trn: bench_eager_add: n must be positive");
+	ret = eager_zeros(dev, EAGER_F32, 2, shape, &a);
+	if (!ret)
+		ret = eager_zeros(dev, EAGER_F32, 2, shape, &b);
+	if (!ret)
+		ret = eager_synchronize(dev);
+	t0 = std::chrono::steady_clock::now();
+	for (i = 0; !ret && i < n; i++) {
+		ret = eager_empty(dev, EAGER_F32, 2, shape, &o);
+		if (!ret) {
+			ret = eager_add(o, a, b);
+			eager_free(o);
+		}
+	}
+	t1 = std::chrono::steady_clock::now();
+	if (!ret)
+		ret = eager_synchronize(dev);
+	std::chrono::duration<double, std::nano> issue = t1 - t0;
+	std::chrono::duration<double, std::nano> all =
+		std::chrono::steady_clock::now() - t0;
+	eager_free(a);
+	eager_free(b);
+	check(ret, "bench_eager_add");
+	return { issue.count() / n, all.count() / n };
 }
 
 PYBIND11_MODULE(_C, m)
@@ -60,4 +103,6 @@ PYBIND11_MODULE(_C, m)
 	m.def("device_op_counts", [] { return device_op_counts(); });
 	m.def("fallback_counts", [] { return fallback_counts(); });
 	m.def("reset_counts", [] { reset_counts(); });
+	m.def("bench_eager_add", &bench_eager_add, py::arg("device"),
+	      py::arg("n"), py::arg("rows"), py::arg("cols"));
 }

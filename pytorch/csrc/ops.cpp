@@ -11,6 +11,7 @@
  */
 #include <cstdlib>
 #include <cstring>
+#include <unordered_map>
 #include <vector>
 
 #include <ATen/Operators.h>
@@ -27,7 +28,12 @@
 
 namespace trn_torch {
 
-static std::map<std::string, uint64_t> device_ops, fallbacks;
+/*
+ * Device kernels are counted by the address of their name (a literal), so
+ * that counting costs no string per operator; fallbacks by name.
+ */
+static std::unordered_map<const char *, uint64_t> device_ops;
+static std::map<std::string, uint64_t> fallbacks;
 
 void count_device_op(const char *name)
 {
@@ -39,8 +45,11 @@ void count_device_op(const char *name)
 std::map<std::string, uint64_t> device_op_counts()
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	std::map<std::string, uint64_t> named;
 
-	return device_ops;
+	for (const auto &e : device_ops)
+		named[e.first] += e.second;
+	return named;
 }
 
 std::map<std::string, uint64_t> fallback_counts()
@@ -127,6 +136,19 @@ static bool as_eager(const at::Tensor &t, eager_tensor_t *out,
 }
 
 /* ---- factories and views ---- */
+
+/*
+ * A new contiguous tensor on @like's device (the caller holds a guard for
+ * it), straight from the allocator: the kernels' outputs skip a second
+ * trip through the dispatcher.
+ */
+static at::Tensor new_tensor(at::IntArrayRef size, const at::Tensor &like,
+			     std::optional<at::ScalarType> dtype = std::nullopt)
+{
+	return at::detail::empty_generic(size, allocator(), trn_keys(),
+					 dtype.value_or(like.scalar_type()),
+					 std::nullopt);
+}
 
 static at::Tensor trn_empty(at::IntArrayRef size,
 			    std::optional<at::ScalarType> dtype,
@@ -419,13 +441,13 @@ static std::optional<at::Tensor> binary_on_device(const at::Tensor &a,
 		return std::nullopt;
 	}
 	const c10::DeviceGuard guard(a.device());
-	at::Tensor out = in_place ? a : at::empty(a.sizes(), a.options());
+	at::Tensor out = in_place ? a : new_tensor(a.sizes(), a);
 
 	if (!as_eager(a, &ta, rows, cols) || !as_eager(out, &to, rows, cols))
 		return std::nullopt;
 	if (alpha != 1.0) {
 		/* a + alpha * b: scale b first (SCALE is a BINARY MUL). */
-		scaled = at::empty(b.sizes(), b.options());
+		scaled = new_tensor(b.sizes(), b);
 		as_eager(scaled, &ts, tb.shape[0], tb.shape[1]);
 		check(eager_scale(&ts, &tb, static_cast<float>(alpha)), name);
 		tb = ts;
@@ -517,8 +539,7 @@ static std::optional<at::Tensor> mm_on_device(const at::Tensor &a,
 	    !matmul_operand(b, &tb, &trans_b) || a.size(1) != b.size(0))
 		return std::nullopt;
 	const c10::DeviceGuard guard(a.device());
-	at::Tensor out = at::empty({ a.size(0), b.size(1) },
-				   a.options().dtype(at::kFloat));
+	at::Tensor out = new_tensor({ a.size(0), b.size(1) }, a, at::kFloat);
 
 	as_eager(out, &to);
 	flags = (trans_a ? EAGER_TRANS_A : 0) | (trans_b ? EAGER_TRANS_B : 0);
@@ -526,7 +547,7 @@ static std::optional<at::Tensor> mm_on_device(const at::Tensor &a,
 	count_device_op("mm");
 	if (a.scalar_type() == at::kFloat)
 		return out;
-	at::Tensor o16 = at::empty(out.sizes(), a.options());
+	at::Tensor o16 = new_tensor(out.sizes(), a);
 	eager_tensor_t t16;
 
 	as_eager(o16, &t16);
@@ -572,7 +593,7 @@ static std::optional<at::Tensor> unary_on_device(const at::Tensor &x,
 	if (x.scalar_type() != at::kFloat || !as_eager(x, &tx))
 		return std::nullopt;
 	const c10::DeviceGuard guard(x.device());
-	at::Tensor out = at::empty(x.sizes(), x.options());
+	at::Tensor out = new_tensor(x.sizes(), x);
 
 	as_eager(out, &to);
 	check(fn(&to, &tx), name);
@@ -610,7 +631,7 @@ static at::Tensor trn_threshold_backward(const at::Tensor &grad,
 	    grad.device() == self.device() && as_eager(grad, &tg) &&
 	    as_eager(self, &ts)) {
 		const c10::DeviceGuard guard(grad.device());
-		at::Tensor out = at::empty(grad.sizes(), grad.options());
+		at::Tensor out = new_tensor(grad.sizes(), grad);
 
 		as_eager(out, &to);
 		check(eager_relu_backward(&to, &tg, &ts), "threshold_backward");
@@ -624,7 +645,7 @@ static at::Tensor trn_threshold_backward(const at::Tensor &grad,
 static at::Tensor row_sums(const at::Tensor &x, int64_t rows, int64_t cols)
 {
 	eager_tensor_t tx, to;
-	at::Tensor out = at::empty({ rows }, x.options());
+	at::Tensor out = new_tensor({ rows }, x);
 
 	as_eager(x, &tx, rows, cols);
 	as_eager(out, &to, 1, rows);
@@ -674,7 +695,7 @@ static at::Tensor trn_sum_dim(const at::Tensor &x, at::OptionalIntArrayRef dim,
 
 		if (d == 0 || d == 1) {
 			int64_t n = x.size(1 - d);
-			at::Tensor out = at::empty({ n }, x.options());
+			at::Tensor out = new_tensor({ n }, x);
 
 			as_eager(x, &tx);
 			as_eager(out, &to, 1, n);
@@ -692,7 +713,7 @@ static at::Tensor trn_sum_dim(const at::Tensor &x, at::OptionalIntArrayRef dim,
 static at::Tensor scaled(const at::Tensor &x, double alpha)
 {
 	eager_tensor_t tx, to;
-	at::Tensor out = at::empty(x.sizes(), x.options());
+	at::Tensor out = new_tensor(x.sizes(), x);
 
 	as_eager(x, &tx);
 	as_eager(out, &to);

@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: MIT
+"""torch_trn's figures (Documentation/pytorch.md, "Figures"); not a test.
+
+In a guest:  tools/trn-vm --lane newest -- sh tests/torch/chroot-run \\
+                 python3 pytorch/bench.py [--quick]
+
+- torch_add_issue_ns_per_op: host time to issue one torch.add of two f32
+  [8][8] trn tensors into a new tensor (N in a row, before the final
+  synchronize): the dispatch overhead; torch_add_ns_per_op with the
+  synchronize, what the device allows;
+- eager_add_issue_ns_per_op, eager_add_ns_per_op: the same through the
+  eager runtime's C API in the same process (torch_trn._C.bench_eager_add),
+  the baseline;
+- cpu_add_ns_per_op: torch.add of CPU tensors of that shape, what
+  PyTorch's Python binding, dispatcher and kernel cost without trn;
+- torch_dispatch_ratio: torch over eager, issue times (issue 12's target:
+  <= 2);
+- mlp_ops_per_s: device operators per second of the 16-32-4 MLP's
+  training steps (forward, backward, SGD), and its fallbacks (should be 0).
+Each figure is the median of five runs.
+"""
+import statistics
+import sys
+import time
+
+import torch
+import torch_trn  # noqa: F401
+
+
+def torch_add(n, rows, cols, device="trn"):
+    a = torch.zeros(rows, cols, device=device)
+    b = torch.zeros(rows, cols, device=device)
+    torch.trn.synchronize()
+    t0 = time.perf_counter_ns()
+    for _ in range(n):
+        torch.add(a, b)
+    t1 = time.perf_counter_ns()
+    torch.trn.synchronize()
+    return (t1 - t0) / n, (time.perf_counter_ns() - t0) / n
+
+
+def mlp_ops_per_s(steps):
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                torch.nn.Linear(32, 4)).to("trn")
+    x, y = torch.randn(64, 16).to("trn"), torch.randn(64, 4).to("trn")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, foreach=False)
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        opt.step()
+
+    step()
+    torch.trn.synchronize()
+    torch.trn.reset_counts()
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.trn.synchronize()
+    dt = time.perf_counter() - t0
+    ops = sum(v for k, v in torch.trn.device_op_counts().items()
+              if not k.startswith("copy_"))
+    return ops / dt, sum(torch.trn.fallback_counts().values())
+
+
+def main():
+    quick = "--quick" in sys.argv
+    n, steps = (200, 5) if quick else (2000, 20)
+    rows, cols = 8, 8
+    torch_add(50, rows, cols)          # warm the allocator and the stream
+    runs = [torch_add(n, rows, cols) for _ in range(5)]
+    ti, tt = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    runs = [torch_trn._C.bench_eager_add(0, n, rows, cols) for _ in range(5)]
+    ei, et = (statistics.median(r[i] for r in runs) for i in (0, 1))
+    cpu = statistics.median(torch_add(n, rows, cols, "cpu")[0] for _ in range(5))
+    ops, fallbacks = mlp_ops_per_s(steps)
+    print(f"torch_add_issue_ns_per_op {ti:.0f} ns  # torch.add, f32 [{rows}][{cols}], {n} per sync")
+    print(f"torch_add_ns_per_op {tt:.0f} ns  # with the synchronize")
+    print(f"eager_add_issue_ns_per_op {ei:.0f} ns  # eager_add through the C API, same shapes")
+    print(f"eager_add_ns_per_op {et:.0f} ns  # with the synchronize")
+    print(f"cpu_add_ns_per_op {cpu:.0f} ns  # torch.add of CPU tensors: PyTorch's own floor")
+    print(f"torch_dispatch_ratio {ti / ei:.2f}  # issue times; target <= 2")
+    print(f"mlp_ops_per_s {ops:.0f} ops/s  # 16-32-4 MLP training steps, {fallbacks} fallbacks")
+
+
+if __name__ == "__main__":
+    main()
