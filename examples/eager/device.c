@@ -48,6 +48,17 @@ const char *eager_device_name(struct eager_device dev, char *buf, size_t size)
 	return buf;
 }
 
+int eager_backend_stream(struct eager_device dev, struct eager_backend **be,
+			 eager_stream_t **s)
+{
+	int ret = eager_backend_get(dev, be);
+
+	if (ret)
+		return ret;
+	*s = eager_current_stream(dev);
+	return *s ? 0 : -ENODEV;
+}
+
 int eager_device_count(size_t *count)
 {
 	return trn_device_list(NULL, 0, count);

@@ -118,6 +118,9 @@ struct eager_backend {
 
 /* device.c */
 int eager_backend_get(struct eager_device dev, struct eager_backend **out);
+/* The backend of trn:N and its current stream (-ENODEV without one). */
+int eager_backend_stream(struct eager_device dev, struct eager_backend **be,
+			 eager_stream_t **s);
 
 /* alloc.c */
 void eager_pool_init(struct eager_pool *p, struct eager_backend *be,

@@ -22,13 +22,8 @@ int eager_raw_alloc(struct eager_device dev, uint64_t size,
 
 	if (!out || !size || dev.type != EAGER_TRN)
 		return -EINVAL;
-	ret = eager_backend_get(dev, &be);
-	if (ret)
-		return ret;
-	s = eager_current_stream(dev);
-	if (!s)
-		return -ENODEV;
-	return eager_block_alloc(&be->hbm, s, size, out);
+	ret = eager_backend_stream(dev, &be, &s);
+	return ret ? ret : eager_block_alloc(&be->hbm, s, size, out);
 }
 
 void eager_raw_free(struct eager_block *b)
@@ -109,47 +104,48 @@ static int stage_for(struct eager_block *b, uint64_t size, eager_stream_t **s,
 	return eager_block_alloc(&b->pool->be->staging, NULL, size, stage);
 }
 
-int eager_raw_write(struct eager_block *b, uint64_t offset, const void *src,
-		    uint64_t size)
+/*
+ * Copy @size bytes between host memory @host and @b at @offset through a
+ * staging block: to the device (returns once staged) or from it (waits).
+ */
+static int staged(struct eager_block *b, uint64_t offset, void *host,
+		  uint64_t size, bool to_device)
 {
 	struct eager_block *stage;
 	eager_stream_t *s;
 	int ret;
 
-	if (!b || !src || !in_block(b, offset, size))
+	if (!b || !host || !in_block(b, offset, size))
 		return -EINVAL;
 	if (!size)
 		return 0;
 	ret = stage_for(b, size, &s, &stage);
 	if (ret)
 		return ret;
-	memcpy(stage->map, src, size);
-	ret = record(s, b, b->va + offset, stage, stage->va, size);
+	if (to_device) {
+		memcpy(stage->map, host, size);
+		ret = record(s, b, b->va + offset, stage, stage->va, size);
+	} else {
+		ret = record(s, stage, stage->va, b, b->va + offset, size);
+		if (!ret)
+			ret = eager_sync(s);
+		if (!ret)
+			memcpy(host, stage->map, size);
+	}
 	eager_block_free(stage);
 	return ret;
+}
+
+int eager_raw_write(struct eager_block *b, uint64_t offset, const void *src,
+		    uint64_t size)
+{
+	return staged(b, offset, (void *)src, size, true);
 }
 
 int eager_raw_read(struct eager_block *b, uint64_t offset, void *dst,
 		   uint64_t size)
 {
-	struct eager_block *stage;
-	eager_stream_t *s;
-	int ret;
-
-	if (!b || !dst || !in_block(b, offset, size))
-		return -EINVAL;
-	if (!size)
-		return 0;
-	ret = stage_for(b, size, &s, &stage);
-	if (ret)
-		return ret;
-	ret = record(s, stage, stage->va, b, b->va + offset, size);
-	if (!ret)
-		ret = eager_sync(s);
-	if (!ret)
-		memcpy(dst, stage->map, size);
-	eager_block_free(stage);
-	return ret;
+	return staged(b, offset, dst, size, false);
 }
 
 int eager_raw_copy(struct eager_block *dst, uint64_t dst_offset,

@@ -69,12 +69,9 @@ int eager_tensor_new(struct eager_device dev, enum eager_dtype dtype,
 		numel *= shape[i];
 	}
 	if (dev.type == EAGER_TRN) {
-		ret = eager_backend_get(dev, &be);
+		ret = eager_backend_stream(dev, &be, &s);
 		if (ret)
 			return ret;
-		s = eager_current_stream(dev);
-		if (!s)
-			return -ENODEV;
 	} else if (dev.type != EAGER_CPU) {
 		return -EINVAL;
 	}
