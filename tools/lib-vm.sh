@@ -353,7 +353,8 @@ TRN_TORCH_PACKAGES="python3-torch libtorch-dev pybind11-dev python3-dev g++ meso
 # Create the torch chroot if it is missing or was made for other packages.
 trn_torch_chroot() {
 	local key
-	key=$(echo $TRN_TORCH_PACKAGES)
+	# The list with its whitespace squeezed: what .trn-ok records.
+	key=$(printf '%s' "$TRN_TORCH_PACKAGES" | tr -s ' \t\n' ' ')
 	if [ "$(cat "$TRN_TORCH_CHROOT/.trn-ok" 2>/dev/null)" = "$key" ]; then
 		return 0
 	fi
