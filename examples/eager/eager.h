@@ -230,6 +230,21 @@ int eager_stream_query(eager_stream_t *s);
 /* Synchronise every stream of @dev. */
 int eager_synchronize(struct eager_device dev);
 
+/*
+ * Name the operations recorded from now on (a string that outlives them,
+ * e.g. a literal; NULL: none), so that a failure can say which one failed.
+ * One name for the process: the runtime is single-threaded.
+ */
+void eager_set_op_name(const char *name);
+
+/*
+ * The name of the operation whose job failed, as of the last
+ * synchronisation of @s that returned an error (NULL: not named). Found
+ * from the failing command's offset in its job where the queue reports
+ * it; otherwise the job's first named operation.
+ */
+const char *eager_stream_error_op(eager_stream_t *s);
+
 /* Counters of a stream (see Documentation/eager.md, flush policy). */
 struct eager_stream_stats {
 	uint64_t ops;			/* operations recorded */
@@ -326,14 +341,37 @@ int eager_mul(eager_tensor_t *out, const eager_tensor_t *a,
 	      const eager_tensor_t *b);
 int eager_div(eager_tensor_t *out, const eager_tensor_t *a,
 	      const eager_tensor_t *b);
+/* IEEE maximum / minimum (a NaN operand gives NaN); broadcasts as above. */
+int eager_maximum(eager_tensor_t *out, const eager_tensor_t *a,
+		  const eager_tensor_t *b);
+int eager_minimum(eager_tensor_t *out, const eager_tensor_t *a,
+		  const eager_tensor_t *b);
 
 /* out = x * alpha (alpha as f32). out may be x. */
 int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha);
+
+/* out = x + value, x / value, max(x, value), min(x, value). out may be x. */
+int eager_add_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value);
+int eager_div_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value);
+int eager_max_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value);
+int eager_min_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value);
 
 /* Element-wise out = f(x); x f32, out f32 or bf16; out may be x. */
 int eager_relu(eager_tensor_t *out, const eager_tensor_t *x);
 int eager_gelu(eager_tensor_t *out, const eager_tensor_t *x);
 int eager_exp(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_neg(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_abs(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_sqrt(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_recip(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_tanh(eager_tensor_t *out, const eager_tensor_t *x);
+
+/* out = 1 / (1 + e^-x), f32 only (four in-place steps). out may be x. */
+int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x);
 
 /*
  * out = grad * (x > 0 ? 1 : 0), all f32 of one shape (x: the input of
@@ -350,6 +388,9 @@ int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x);
  * dim 0: out[cols] = sum over rows (a matmul with a vector of ones). f32.
  */
 int eager_sum(eager_tensor_t *out, const eager_tensor_t *x, int dim);
+
+/* out[rows] = IEEE maximum over the columns of a 2-D view (NaN wins). f32. */
+int eager_amax(eager_tensor_t *out, const eager_tensor_t *x);
 
 /* Every element of t = value (bf16: rounded to nearest even). */
 int eager_fill(eager_tensor_t *t, float value);

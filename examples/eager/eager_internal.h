@@ -58,10 +58,21 @@ struct eager_pool {
 	struct eager_memory_stats st;
 };
 
+#define EAGER_OP_MARKS		64	/* op names remembered per job */
+
+/* Where the commands of a named op begin in a command buffer. */
+struct eager_op_mark {
+	uint32_t offset;
+	const char *name;
+};
+
 struct eager_cmdbuf {
 	trn_cmdbuf_t *cb;
 	uint64_t seqno;			/* job that ran it, 0: none */
 	bool checked;			/* its job's status was looked at */
+	/* Consecutive ops of one name share a mark; beyond the last: lost. */
+	struct eager_op_mark marks[EAGER_OP_MARKS];
+	unsigned int nmarks;
 };
 
 struct eager_stream {
@@ -72,6 +83,7 @@ struct eager_stream {
 	unsigned int ncbs, cur;
 	uint64_t submitted;		/* seqno of our latest job */
 	int error;			/* sticky: first failed job's error */
+	const char *error_op;		/* the op that failed, if named */
 	/* The job being recorded: buffers it uses (deduplicated). */
 	trn_bo_t **bos;
 	size_t nbos, cap_bos;

@@ -242,7 +242,21 @@ int eager_div(eager_tensor_t *out, const eager_tensor_t *a,
 	return binary(out, a, b, TRN_BINARY_DIV);
 }
 
-int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha)
+int eager_maximum(eager_tensor_t *out, const eager_tensor_t *a,
+		  const eager_tensor_t *b)
+{
+	return binary(out, a, b, TRN_BINARY_MAX);
+}
+
+int eager_minimum(eager_tensor_t *out, const eager_tensor_t *a,
+		  const eager_tensor_t *b)
+{
+	return binary(out, a, b, TRN_BINARY_MIN);
+}
+
+/* out = x op value, the value written once into a per-stream slot. */
+static int binary_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+			 uint32_t op, float value)
 {
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_stream_t *s;
@@ -251,17 +265,46 @@ int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha)
 
 	if (ret)
 		return ret;
-	if (x->dtype != EAGER_F32 || out->numel != x->numel)
+	if (x->dtype != EAGER_F32 || out->numel != x->numel ||
+	    (same_storage(out, x) && out->va != x->va))
 		return -EINVAL;
 	ret = use_all(s, 2, ts, NULL);
 	if (!ret)
-		ret = eager_scalar(s, alpha, &k);
+		ret = eager_scalar(s, value, &k);
 	if (!ret)
-		ret = binary_flat(s, TRN_BINARY_MUL, dst_flags(out), x->numel,
-				  out->va,
+		ret = binary_flat(s, op, dst_flags(out), x->numel, out->va,
 				  (unsigned int)eager_dtype_size(out->dtype),
 				  x->va, k, true);
 	return op_end(s, ret);
+}
+
+int eager_scale(eager_tensor_t *out, const eager_tensor_t *x, float alpha)
+{
+	return binary_scalar(out, x, TRN_BINARY_MUL, alpha);
+}
+
+int eager_add_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value)
+{
+	return binary_scalar(out, x, TRN_BINARY_ADD, value);
+}
+
+int eager_div_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value)
+{
+	return binary_scalar(out, x, TRN_BINARY_DIV, value);
+}
+
+int eager_max_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value)
+{
+	return binary_scalar(out, x, TRN_BINARY_MAX, value);
+}
+
+int eager_min_scalar(eager_tensor_t *out, const eager_tensor_t *x,
+		     float value)
+{
+	return binary_scalar(out, x, TRN_BINARY_MIN, value);
 }
 
 static int unary(eager_tensor_t *out, const eager_tensor_t *x, uint32_t op)
@@ -299,6 +342,62 @@ int eager_gelu(eager_tensor_t *out, const eager_tensor_t *x)
 int eager_exp(eager_tensor_t *out, const eager_tensor_t *x)
 {
 	return unary(out, x, TRN_UNARY_EXP);
+}
+
+int eager_neg(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_NEG);
+}
+
+int eager_abs(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_ABS);
+}
+
+int eager_sqrt(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_SQRT);
+}
+
+int eager_recip(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_RECIP);
+}
+
+int eager_tanh(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_TANH);
+}
+
+int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	const eager_tensor_t *ts[2] = { out, x };
+	eager_stream_t *s;
+	int64_t n;
+	uint64_t one;
+	int ret = op_stream(&s, 2, ts);
+
+	if (ret)
+		return ret;
+	n = x->numel;
+	if (x->dtype != EAGER_F32 || out->dtype != EAGER_F32 ||
+	    out->numel != n || (same_storage(out, x) && out->va != x->va))
+		return -EINVAL;
+	ret = use_all(s, 2, ts, NULL);
+	if (!ret)
+		ret = eager_scalar(s, 1.0f, &one);
+	/* out = -x; out = e^out; out += 1; out = 1 / out, all in place. */
+	if (!ret)
+		ret = unary_flat(s, TRN_UNARY_NEG, 0, n, out->va, 4, x->va);
+	if (!ret)
+		ret = unary_flat(s, TRN_UNARY_EXP, 0, n, out->va, 4, out->va);
+	if (!ret)
+		ret = binary_flat(s, TRN_BINARY_ADD, 0, n, out->va, 4, out->va,
+				  one, true);
+	if (!ret)
+		ret = unary_flat(s, TRN_UNARY_RECIP, 0, n, out->va, 4,
+				 out->va);
+	return op_end(s, ret);
 }
 
 int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
@@ -539,6 +638,25 @@ int eager_sum(eager_tensor_t *out, const eager_tensor_t *x, int dim)
 	}
 	eager_free(ones);
 	return ret;
+}
+
+int eager_amax(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	const eager_tensor_t *ts[2] = { out, x };
+	eager_stream_t *s;
+	int ret = op_stream(&s, 2, ts);
+
+	if (ret)
+		return ret;
+	if (x->dtype != EAGER_F32 || out->dtype != EAGER_F32 ||
+	    same_storage(out, x) || eager_cols(x) > MAX_DIM ||
+	    out->numel != eager_rows(x))
+		return -EINVAL;
+	ret = use_all(s, 2, ts, NULL);
+	if (!ret)
+		ret = reduce_rows(s, TRN_REDUCE_MAX, eager_rows(x),
+				  eager_cols(x), out->va, x->va);
+	return op_end(s, ret);
 }
 
 int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x)

@@ -103,6 +103,38 @@ static void job_clear(eager_stream_t *s)
 	s->st.pending_commands = 0;
 }
 
+static const char *op_name;	/* eager_set_op_name() */
+
+void eager_set_op_name(const char *name)
+{
+	op_name = name;
+}
+
+/* The op of @c's failed job: at the failing command if the queue says. */
+static const char *failed_op(eager_stream_t *s, const struct eager_cmdbuf *c)
+{
+	struct trn_queue_status qs;
+	unsigned int i;
+
+	if (!c->nmarks)
+		return NULL;
+	if (trn_queue_status(s->q, &qs) || qs.failed_seqno != c->seqno)
+		return c->marks[0].name;
+	for (i = c->nmarks; i > 1; i--)
+		if (c->marks[i - 1].offset <= qs.error_offset)
+			break;
+	return c->marks[i - 1].name;
+}
+
+/* Keep the first failure (and its op) until the next sync reports it. */
+static void set_error(eager_stream_t *s, int err, const char *op)
+{
+	if (s->error)
+		return;
+	s->error = err;
+	s->error_op = op;
+}
+
 /* Remember the first failure of @s's jobs (reported at the next sync). */
 static void check_cmdbuf(eager_stream_t *s, struct eager_cmdbuf *c)
 {
@@ -113,9 +145,25 @@ static void check_cmdbuf(eager_stream_t *s, struct eager_cmdbuf *c)
 	st = eager_seqno_status(s, c->seqno);
 	if (st == 1)
 		return;
-	if (st < 0 && !s->error)
-		s->error = st;
+	/* A wait may have reported the error first: still name the op. */
+	if (st < 0 && (!s->error || !s->error_op)) {
+		set_error(s, st, NULL);
+		s->error_op = failed_op(s, c);
+	}
 	c->checked = true;
+}
+
+/* The current op's commands begin here (a new name, or a new buffer). */
+static void mark_op(eager_stream_t *s)
+{
+	struct eager_cmdbuf *c = &s->cbs[s->cur];
+
+	if (!op_name || c->nmarks == EAGER_OP_MARKS ||
+	    (c->nmarks && c->marks[c->nmarks - 1].name == op_name))
+		return;
+	c->marks[c->nmarks].offset = (uint32_t)trn_cmdbuf_size(c->cb);
+	c->marks[c->nmarks].name = op_name;
+	c->nmarks++;
 }
 
 /*
@@ -160,6 +208,7 @@ take:
 	trn_cmdbuf_reset(c->cb);
 	c->seqno = 0;
 	c->checked = false;
+	c->nmarks = 0;
 	s->cur = idx;
 	return 0;
 }
@@ -198,8 +247,7 @@ int eager_flush(eager_stream_t *s, int reason)
 	ret = trn_submit(s->q, &job, &f);
 	if (ret) {
 		/* The commands are lost: report it at the next sync. */
-		if (!s->error)
-			s->error = ret;
+		set_error(s, ret, NULL);
 		trn_cmdbuf_reset(c->cb);
 		job_clear(s);
 		return ret;
@@ -226,13 +274,13 @@ int eager_sync(eager_stream_t *s)
 
 	/* Even if this fails, what was submitted before must be waited for. */
 	ret = eager_flush(s, EAGER_FLUSH_SYNC);
-	if (ret && !s->error)
-		s->error = ret;
+	if (ret)
+		set_error(s, ret, NULL);
 	f.seqno = s->submitted;
 	if (f.seqno) {
 		ret = trn_fence_wait(&f, INT64_MAX);
-		if (ret < 0 && ret != -ETIME && !s->error)
-			s->error = ret;
+		if (ret < 0 && ret != -ETIME)
+			set_error(s, ret, NULL);
 	}
 	for (i = 0; i < s->ncbs; i++)
 		check_cmdbuf(s, &s->cbs[i]);
@@ -246,6 +294,7 @@ int eager_sync(eager_stream_t *s)
 void eager_op_begin(eager_stream_t *s)
 {
 	s->op_nbos = 0;
+	mark_op(s);
 }
 
 int eager_op_use_bo(eager_stream_t *s, trn_bo_t *bo)
@@ -271,6 +320,8 @@ int eager_emit_retry(eager_stream_t *s)
 	int ret;
 
 	ret = eager_flush(s, EAGER_FLUSH_FULL);
+	if (!ret)
+		mark_op(s);
 	for (i = 0; !ret && i < s->op_nbos; i++)
 		ret = job_add_bo(s, s->op_bos[i]);
 	return ret;
@@ -469,6 +520,11 @@ int eager_stream_stats(eager_stream_t *s, struct eager_stream_stats *st)
 {
 	*st = s->st;
 	return 0;
+}
+
+const char *eager_stream_error_op(eager_stream_t *s)
+{
+	return s ? s->error_op : NULL;
 }
 
 trn_queue_t *eager_stream_queue(eager_stream_t *s)

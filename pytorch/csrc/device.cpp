@@ -144,8 +144,11 @@ void synchronize(int index)
 	s = eager_current_stream(dev);
 	if (s)
 		trn_queue_status(eager_stream_queue(s), &st);
-	TORCH_CHECK(false, "trn:", index, ": a device operation failed: ",
-		    trn_strerror(ret), " (status ", status_name(st.status),
+	const char *op = eager_stream_error_op(s);
+
+	TORCH_CHECK(false, "trn:", index, ": ", op ? op : "a device operation",
+		    " failed: ", trn_strerror(ret), " (status ",
+		    status_name(st.status),
 		    ", state", st.state & TRN_QUEUE_BANNED ? " banned" : "",
 		    st.state & TRN_QUEUE_GUILTY ? " guilty" : "",
 		    st.state & TRN_QUEUE_FAULTED ? " faulted" : "",

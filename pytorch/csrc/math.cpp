@@ -1,0 +1,1273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Copyright (c) 2026 The trn authors
+ *
+ * math.cpp - device kernels for what the ISA executes (the operator table
+ * in Documentation/pytorch.md): element-wise ops with host scalars and the
+ * ISA's broadcasts, matmuls, reductions, softmax, losses, and the backward
+ * ops of an MLP's autograd. f32 runs as it is; bf16 is widened to f32
+ * (exact), computed, and rounded once at the end, as PyTorch's CPU kernels
+ * compute it. Whatever a kernel here does not take goes through the
+ * counted CPU fallback.
+ */
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <ATen/Operators.h>
+#include <ATen/core/Reduction.h>
+
+#include "ops.h"
+
+namespace trn_torch {
+
+static constexpr int64_t kMaxDim = 65536;	/* ISA rows/cols/m/n/k */
+static constexpr int64_t kMatmulBMax = 64LL << 20; /* ISA: k * n * 4 */
+static constexpr int64_t kMaxLoops = 1024;	/* per-slice commands per op */
+
+typedef int (*unary_fn)(eager_tensor_t *, const eager_tensor_t *);
+typedef int (*binary_fn)(eager_tensor_t *, const eager_tensor_t *,
+			 const eager_tensor_t *);
+
+/* A device call's error, thrown as a RuntimeError naming the operator. */
+static void run(int ret)
+{
+	check(ret, OpName::current());
+}
+
+/* ---- operands ---- */
+
+/* f32 or bf16, contiguous, non-empty, on trn. */
+static bool on_trn(const at::Tensor &t)
+{
+	eager_tensor_t e;
+
+	return as_eager(t, &e);
+}
+
+/* A host scalar: a wrapped Python number or a real 0-dim CPU tensor. */
+static bool host_scalar(const at::Tensor &t, double *v)
+{
+	if (!t.defined() || !t.is_cpu() || t.dim() || t.is_complex())
+		return false;
+	*v = t.item<double>();
+	return true;
+}
+
+/* The eager view of a tensor already known to fit (see as_eager). */
+static eager_tensor_t view_of(const at::Tensor &t, int64_t rows = -1,
+			      int64_t cols = -1)
+{
+	eager_tensor_t e;
+
+	TORCH_INTERNAL_ASSERT(as_eager(t, &e, rows, cols));
+	return e;
+}
+
+/* @t widened to f32: itself, or a new f32 copy (bf16 -> f32 is exact). */
+static at::Tensor widened(const at::Tensor &t)
+{
+	if (t.scalar_type() == at::kFloat)
+		return t;
+	at::Tensor w = new_tensor(t.sizes(), t, at::kFloat);
+	eager_tensor_t tw = view_of(w), tt = view_of(t);
+
+	run(eager_cast(&tw, &tt));
+	return w;
+}
+
+/* The f32 result @r as @dt (rounded once); into @dst if given. */
+static at::Tensor narrowed(const at::Tensor &r, at::ScalarType dt,
+			   const at::Tensor *dst = nullptr)
+{
+	if (!dst && dt == at::kFloat)
+		return r;
+	at::Tensor o = dst ? *dst : new_tensor(r.sizes(), r, dt);
+	eager_tensor_t to = view_of(o), tr = view_of(r);
+
+	run(eager_cast(&to, &tr));
+	return o;
+}
+
+/* New f32 tensors of @like's shape, and eager calls on f32 tensors. */
+static at::Tensor f32_like(const at::Tensor &like)
+{
+	return new_tensor(like.sizes(), like, at::kFloat);
+}
+
+static void un(unary_fn fn, const at::Tensor &out, const at::Tensor &x)
+{
+	eager_tensor_t to = view_of(out), tx = view_of(x);
+
+	run(fn(&to, &tx));
+}
+
+static void bin(binary_fn fn, const at::Tensor &out, const at::Tensor &a,
+		const at::Tensor &b)
+{
+	eager_tensor_t to = view_of(out), ta = view_of(a), tb = view_of(b);
+
+	run(fn(&to, &ta, &tb));
+}
+
+static void sc(int (*fn)(eager_tensor_t *, const eager_tensor_t *, float),
+	       const at::Tensor &out, const at::Tensor &x, double v)
+{
+	eager_tensor_t to = view_of(out), tx = view_of(x);
+
+	run(fn(&to, &tx, static_cast<float>(v)));
+}
+
+/* ---- element-wise: binary ---- */
+
+enum class Bin { Add, Sub, Mul, Div, Max, Min };
+
+static binary_fn tensor_fn(Bin op)
+{
+	switch (op) {
+	case Bin::Add: return eager_add;
+	case Bin::Sub: return eager_sub;
+	case Bin::Mul: return eager_mul;
+	case Bin::Div: return eager_div;
+	case Bin::Max: return eager_maximum;
+	default: return eager_minimum;
+	}
+}
+
+static bool commutes(Bin op)
+{
+	return op == Bin::Add || op == Bin::Mul || op == Bin::Max ||
+	       op == Bin::Min;
+}
+
+/* out = x op v, f32 (out may be x). */
+static void scalar_op(Bin op, const at::Tensor &out, const at::Tensor &x,
+		      double v)
+{
+	switch (op) {
+	case Bin::Add: sc(eager_add_scalar, out, x, v); break;
+	case Bin::Sub: sc(eager_add_scalar, out, x, -v); break;
+	case Bin::Mul: sc(eager_scale, out, x, v); break;
+	case Bin::Div: sc(eager_div_scalar, out, x, v); break;
+	case Bin::Max: sc(eager_max_scalar, out, x, v); break;
+	case Bin::Min: sc(eager_min_scalar, out, x, v); break;
+	}
+}
+
+/*
+ * The sizes of b's distinct elements, aligned to @as (1 where b is
+ * broadcast or expanded): false unless b is a non-empty f32/bf16 trn
+ * tensor whose distinct elements lie densely in row-major order.
+ */
+static bool distinct_sizes(at::IntArrayRef as, const at::Tensor &b,
+			   std::vector<int64_t> *bs)
+{
+	const int64_t n = static_cast<int64_t>(as.size()), m = b.dim();
+	int64_t expect = 1;
+
+	if (!b.is_privateuseone() || m > n || !b.numel() ||
+	    (b.scalar_type() != at::kFloat && b.scalar_type() != at::kBFloat16))
+		return false;
+	bs->assign(n, 1);
+	for (int64_t d = m - 1; d >= 0; d--) {
+		if (b.size(d) == 1 || b.stride(d) == 0)
+			continue;
+		if (b.stride(d) != expect)
+			return false;	/* not dense */
+		expect *= b.size(d);
+		(*bs)[n - m + d] = b.size(d);
+	}
+	return true;
+}
+
+/*
+ * b's view against a (a's sizes @as seen as rows x cols, cols the last
+ * dimension), for the broadcasts the ISA has: a's shape; one row for every
+ * row; one value per row; one element. b may be an expanded view (stride-0
+ * dims): what counts are its distinct elements, which must lie densely in
+ * row-major order. The result of a op b then has a's shape.
+ */
+static bool broadcast_view(at::IntArrayRef as, const at::Tensor &b,
+			   eager_tensor_t *tb)
+{
+	const int64_t n = static_cast<int64_t>(as.size());
+	int64_t cols = n ? as[n - 1] : 1, rows, distinct;
+	std::vector<int64_t> bs;
+	enum eager_dtype dt;
+	int64_t shape[2];
+
+	if (!distinct_sizes(as, b, &bs) || !cols)
+		return false;
+	dt = b.scalar_type() == at::kFloat ? EAGER_F32 : EAGER_BF16;
+	rows = c10::multiply_integers(as) / cols;
+	distinct = c10::multiply_integers(bs);
+	if (distinct == 1) {
+		shape[0] = shape[1] = 1;
+	} else if (at::IntArrayRef(bs) == as) {
+		shape[0] = rows;
+		shape[1] = cols;
+	} else if (cols <= kMaxDim && bs[n - 1] == cols && distinct == cols) {
+		shape[0] = 1;
+		shape[1] = cols;
+	} else if (cols <= kMaxDim && bs[n - 1] == 1 && distinct == rows &&
+		   std::equal(bs.begin(), bs.end() - 1, as.begin())) {
+		shape[0] = rows;
+		shape[1] = 1;
+	} else {
+		return false;
+	}
+	return !eager_view(block_of(b), byte_offset(b), dt, 2, shape, tb);
+}
+
+/* A new f32 tensor of @n elements and its view as @v's shape. */
+static at::Tensor f32_for(const eager_tensor_t &v, const at::Tensor &like,
+			  eager_tensor_t *out)
+{
+	at::Tensor t = new_tensor({ v.shape[0] * v.shape[1] }, like,
+				  at::kFloat);
+
+	*out = view_of(t, v.shape[0], v.shape[1]);
+	return t;
+}
+
+/*
+ * Expanded @t whose distinct sizes are its sizes on [0, p), 1 on [p, q)
+ * and its sizes again on [q, n) (e.g. a mean's gradient, expanded over
+ * the reduced dims): per outer index, one BINARY ADD broadcasts a row of
+ * inner values over the middle.
+ */
+static std::optional<at::Tensor> expand_middle(const at::Tensor &t)
+{
+	at::IntArrayRef as = t.sizes();
+	const int64_t n = t.dim();
+	std::vector<int64_t> bs;
+	int64_t p = 0, q, outer = 1, mid = 1, inner = 1;
+	eager_tensor_t tv, tw;
+
+	if (!distinct_sizes(as, t, &bs))
+		return std::nullopt;
+	while (p < n && bs[p] == as[p])
+		p++;
+	for (q = p; q < n && bs[q] == 1; q++)
+		;
+	for (int64_t d = 0; d < n; d++) {
+		if (d >= q && bs[d] != as[d])
+			return std::nullopt;
+		(d < p ? outer : d < q ? mid : inner) *= as[d];
+	}
+	if (inner > kMaxDim || outer > kMaxLoops)
+		return std::nullopt;
+	at::Tensor out = f32_like(t);
+	at::Tensor w = new_tensor({ outer * inner }, t, at::kFloat);
+	int64_t vs[2] = { outer, inner };
+
+	run(eager_view(block_of(t), byte_offset(t),
+		       t.scalar_type() == at::kFloat ? EAGER_F32 : EAGER_BF16,
+		       2, vs, &tv));
+	tw = view_of(w, outer, inner);
+	run(eager_cast(&tw, &tv));	/* the distinct values, as f32 */
+	for (int64_t o = 0; o < outer; o++) {
+		int64_t os[2] = { mid, inner }, rs[2] = { 1, inner };
+		eager_tensor_t to, tr;
+
+		run(eager_view(block_of(out),
+			       byte_offset(out) + o * mid * inner * 4,
+			       EAGER_F32, 2, os, &to));
+		run(eager_view(block_of(w), byte_offset(w) + o * inner * 4,
+			       EAGER_F32, 2, rs, &tr));
+		run(eager_fill(&to, 0.0f));
+		run(eager_add(&to, &to, &tr));
+	}
+	return out;
+}
+
+/*
+ * @t as a contiguous f32 tensor of its own shape: itself, widened, or
+ * (an expanded view) broadcast into a new one on the device.
+ */
+static std::optional<at::Tensor> dense_f32(const at::Tensor &t)
+{
+	eager_tensor_t tv, tw, to;
+
+	if (on_trn(t))
+		return widened(t);
+	if (!broadcast_view(t.sizes(), t, &tv))
+		return expand_middle(t);
+	at::Tensor out = f32_like(t);
+	at::Tensor w;
+
+	if (tv.dtype != EAGER_F32) {
+		w = f32_for(tv, t, &tw);
+		run(eager_cast(&tw, &tv));
+		tv = tw;
+	}
+	/* out = 0 + t's distinct values, broadcast by BINARY ADD. */
+	to = view_of(out);
+	run(eager_fill(&to, 0.0f));
+	run(eager_add(&to, &to, &tv));
+	return out;
+}
+
+/*
+ * a op (alpha * b) on trn: a f32/bf16, b a tensor of a's device in one of
+ * the ISA's broadcasts or a host scalar. @in_place: the result goes to a.
+ * Empty optional: not ours (the caller falls back).
+ */
+static std::optional<at::Tensor> binary_on_device(const at::Tensor &a,
+						  const at::Tensor &b, Bin op,
+						  const char *name,
+						  double alpha = 1.0,
+						  bool in_place = false)
+{
+	eager_tensor_t tb;
+	double v;
+	bool scalar = host_scalar(b, &v);
+
+	if (in_place ? !on_trn(a) : !a.is_privateuseone())
+		return std::nullopt;
+	if (!scalar && (b.device() != a.device() ||
+			!broadcast_view(a.sizes(), b, &tb)))
+		return std::nullopt;
+	/* In place, b may be a itself but no other view of its storage. */
+	if (in_place && !scalar && block_of(a) == block_of(b) &&
+	    (byte_offset(a) != byte_offset(b) || a.sizes() != b.sizes() ||
+	     a.strides() != b.strides() || a.scalar_type() != b.scalar_type()))
+		return std::nullopt;
+	at::ScalarType dt = in_place || scalar ||
+					    b.scalar_type() == a.scalar_type() ?
+				    a.scalar_type() :
+				    at::kFloat;
+	const c10::DeviceGuard guard(a.device());
+	auto a32 = dense_f32(a);
+
+	if (!a32)
+		return std::nullopt;
+	at::Tensor out = in_place && a.scalar_type() == at::kFloat ?
+				 a : f32_like(a);
+	eager_tensor_t to = view_of(out), ta = view_of(*a32);
+
+	if (scalar) {
+		scalar_op(op, out, *a32, op == Bin::Add || op == Bin::Sub ?
+						 alpha * v : v);
+	} else {
+		eager_tensor_t tw;
+		at::Tensor w, scaled;
+
+		if (tb.dtype != EAGER_F32) {
+			w = f32_for(tb, a, &tw);
+			run(eager_cast(&tw, &tb));
+			tb = tw;
+		}
+		if (alpha != 1.0) {
+			scaled = f32_for(tb, a, &tw);
+			run(eager_scale(&tw, &tb, static_cast<float>(alpha)));
+			tb = tw;
+		}
+		run(tensor_fn(op)(&to, &ta, &tb));
+	}
+	count_device_op(name);
+	if (!in_place)
+		return narrowed(out, dt);
+	if (!out.is_same(a))
+		narrowed(out, dt, &a);
+	return a;
+}
+
+/* v op (alpha * b), v a host scalar: b's shape and dtype. */
+static std::optional<at::Tensor> scalar_first(double v, const at::Tensor &b,
+					      Bin op, const char *name,
+					      double alpha)
+{
+	if (!on_trn(b))
+		return std::nullopt;
+	const c10::DeviceGuard guard(b.device());
+	at::Tensor b32 = widened(b);
+	at::Tensor out = f32_like(b);
+
+	switch (op) {
+	case Bin::Add:
+	case Bin::Sub:
+		sc(eager_scale, out, b32, op == Bin::Add ? alpha : -alpha);
+		sc(eager_add_scalar, out, out, v);
+		break;
+	case Bin::Div:
+		un(eager_recip, out, b32);
+		if (v != 1.0)
+			sc(eager_scale, out, out, v);
+		break;
+	default:
+		scalar_op(op, out, b32, v);
+		break;
+	}
+	count_device_op(name);
+	return narrowed(out, b.scalar_type());
+}
+
+/* a op b as the dispatcher hands it over: either side may be the small one. */
+static std::optional<at::Tensor> binary(const at::Tensor &a,
+					const at::Tensor &b, Bin op,
+					const char *name, double alpha = 1.0)
+{
+	double v;
+
+	if (auto r = binary_on_device(a, b, op, name, alpha))
+		return r;
+	if (host_scalar(a, &v) && b.is_privateuseone())
+		return scalar_first(v, b, op, name, alpha);
+	if (commutes(op) && alpha == 1.0)
+		return binary_on_device(b, a, op, name);
+	return std::nullopt;
+}
+
+static at::Tensor trn_add(const at::Tensor &a, const at::Tensor &b,
+			  const at::Scalar &alpha)
+{
+	KernelScope k("add");
+
+	if (auto r = binary(a, b, Bin::Add, "add", alpha.toDouble()))
+		return *r;
+	return fall_back<ATEN_OP2(add, Tensor)>(a, b, alpha);
+}
+
+static at::Tensor trn_sub(const at::Tensor &a, const at::Tensor &b,
+			  const at::Scalar &alpha)
+{
+	KernelScope k("sub");
+
+	if (auto r = binary(a, b, Bin::Sub, "sub", alpha.toDouble()))
+		return *r;
+	return fall_back<ATEN_OP2(sub, Tensor)>(a, b, alpha);
+}
+
+static at::Tensor trn_mul(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("mul");
+
+	if (auto r = binary(a, b, Bin::Mul, "mul"))
+		return *r;
+	return fall_back<ATEN_OP2(mul, Tensor)>(a, b);
+}
+
+static at::Tensor trn_div(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("div");
+
+	if (auto r = binary(a, b, Bin::Div, "div"))
+		return *r;
+	return fall_back<ATEN_OP2(div, Tensor)>(a, b);
+}
+
+static at::Tensor trn_maximum(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("maximum");
+
+	if (auto r = binary(a, b, Bin::Max, "maximum"))
+		return *r;
+	return fall_back<ATEN_OP(maximum)>(a, b);
+}
+
+static at::Tensor trn_minimum(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("minimum");
+
+	if (auto r = binary(a, b, Bin::Min, "minimum"))
+		return *r;
+	return fall_back<ATEN_OP(minimum)>(a, b);
+}
+
+/* clamp with host bounds: IEEE max/min, so a NaN stays NaN as on the CPU. */
+static std::optional<at::Tensor> clamp_on_device(
+	const at::Tensor &x, const std::optional<at::Scalar> &lo,
+	const std::optional<at::Scalar> &hi, const char *name)
+{
+	if (!on_trn(x) || (!lo && !hi) || (lo && lo->isComplex()) ||
+	    (hi && hi->isComplex()))
+		return std::nullopt;
+	const c10::DeviceGuard guard(x.device());
+	at::Tensor x32 = widened(x);
+	at::Tensor out = f32_like(x);
+
+	/* min(max(x, lo), hi): with lo > hi, everything is hi, as on the CPU. */
+	if (lo)
+		sc(eager_max_scalar, out, x32, lo->toDouble());
+	if (hi)
+		sc(eager_min_scalar, out, lo ? out : x32, hi->toDouble());
+	count_device_op(name);
+	return narrowed(out, x.scalar_type());
+}
+
+static at::Tensor trn_clamp(const at::Tensor &x,
+			    const std::optional<at::Scalar> &lo,
+			    const std::optional<at::Scalar> &hi)
+{
+	KernelScope k("clamp");
+
+	if (auto r = clamp_on_device(x, lo, hi, "clamp"))
+		return *r;
+	return fall_back<ATEN_OP(clamp)>(x, lo, hi);
+}
+
+static at::Tensor trn_clamp_min(const at::Tensor &x, const at::Scalar &lo)
+{
+	KernelScope k("clamp_min");
+
+	if (auto r = clamp_on_device(x, lo, std::nullopt, "clamp_min"))
+		return *r;
+	return fall_back<ATEN_OP(clamp_min)>(x, lo);
+}
+
+static at::Tensor trn_clamp_max(const at::Tensor &x, const at::Scalar &hi)
+{
+	KernelScope k("clamp_max");
+
+	if (auto r = clamp_on_device(x, std::nullopt, hi, "clamp_max"))
+		return *r;
+	return fall_back<ATEN_OP(clamp_max)>(x, hi);
+}
+
+/* In place (an optimizer's p.add_(g, alpha=-lr), buf.mul_(momentum)). */
+static at::Tensor &trn_add_(at::Tensor &a, const at::Tensor &b,
+			    const at::Scalar &alpha)
+{
+	KernelScope k("add_");
+
+	if (binary_on_device(a, b, Bin::Add, "add_", alpha.toDouble(), true))
+		return a;
+	return fall_back<ATEN_OP2(add_, Tensor)>(a, b, alpha);
+}
+
+static at::Tensor &trn_sub_(at::Tensor &a, const at::Tensor &b,
+			    const at::Scalar &alpha)
+{
+	KernelScope k("sub_");
+
+	if (binary_on_device(a, b, Bin::Sub, "sub_", alpha.toDouble(), true))
+		return a;
+	return fall_back<ATEN_OP2(sub_, Tensor)>(a, b, alpha);
+}
+
+static at::Tensor &trn_mul_(at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("mul_");
+
+	if (binary_on_device(a, b, Bin::Mul, "mul_", 1.0, true))
+		return a;
+	return fall_back<ATEN_OP2(mul_, Tensor)>(a, b);
+}
+
+static at::Tensor &trn_div_(at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("div_");
+
+	if (binary_on_device(a, b, Bin::Div, "div_", 1.0, true))
+		return a;
+	return fall_back<ATEN_OP2(div_, Tensor)>(a, b);
+}
+
+/* ---- element-wise: unary ---- */
+
+static int rsqrt_fn(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	int ret = eager_sqrt(out, x);
+
+	return ret ? ret : eager_recip(out, out);
+}
+
+/* silu(x) = x * sigmoid(x). */
+static int silu_fn(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	int ret = eager_sigmoid(out, x);
+
+	return ret ? ret : eager_mul(out, out, x);
+}
+
+static std::optional<at::Tensor> unary_on_device(const at::Tensor &x,
+						 unary_fn fn, const char *name)
+{
+	if (!on_trn(x))
+		return std::nullopt;
+	const c10::DeviceGuard guard(x.device());
+	at::Tensor x32 = widened(x);
+	at::Tensor out = f32_like(x);
+
+	un(fn, out, x32);
+	count_device_op(name);
+	return narrowed(out, x.scalar_type());
+}
+
+#define TRN_UNARY(op, fn)                                            \
+	static at::Tensor trn_##op(const at::Tensor &x)              \
+	{                                                            \
+		KernelScope k(#op);                                  \
+		if (auto r = unary_on_device(x, fn, #op))            \
+			return *r;                                   \
+		return fall_back<ATEN_OP(op)>(x);                    \
+	}
+
+TRN_UNARY(relu, eager_relu)
+TRN_UNARY(exp, eager_exp)
+TRN_UNARY(neg, eager_neg)
+TRN_UNARY(abs, eager_abs)
+TRN_UNARY(sqrt, eager_sqrt)
+TRN_UNARY(rsqrt, rsqrt_fn)
+TRN_UNARY(reciprocal, eager_recip)
+TRN_UNARY(tanh, eager_tanh)
+TRN_UNARY(sigmoid, eager_sigmoid)
+TRN_UNARY(silu, silu_fn)
+
+static at::Tensor trn_gelu(const at::Tensor &x, c10::string_view approximate)
+{
+	KernelScope k("gelu");
+
+	/* The ISA's GELU is the tanh form; PyTorch's default is erf's. */
+	if (approximate == "tanh")
+		if (auto r = unary_on_device(x, eager_gelu, "gelu"))
+			return *r;
+	return fall_back<ATEN_OP(gelu)>(x, approximate);
+}
+
+/* ---- backward of element-wise ops: f(grad, x) of one shape ---- */
+
+typedef void (*grad_fn)(const at::Tensor &out, const at::Tensor &g,
+			const at::Tensor &x);
+
+static std::optional<at::Tensor> grad_on_device(const at::Tensor &g,
+						const at::Tensor &x,
+						grad_fn fn, const char *name)
+{
+	if (!g.is_privateuseone() || !on_trn(x) || g.sizes() != x.sizes() ||
+	    g.device() != x.device() || g.scalar_type() != x.scalar_type())
+		return std::nullopt;
+	const c10::DeviceGuard guard(g.device());
+	auto g32 = dense_f32(g);	/* grads are often expanded views */
+
+	if (!g32)
+		return std::nullopt;
+	at::Tensor x32 = widened(x);
+	at::Tensor out = f32_like(g);
+
+	fn(out, *g32, x32);
+	count_device_op(name);
+	return narrowed(out, g.scalar_type());
+}
+
+/* g * (x > 0): x relu's input or output. */
+static void relu_grad(const at::Tensor &out, const at::Tensor &g,
+		      const at::Tensor &x)
+{
+	bin(eager_relu_backward, out, g, x);
+}
+
+/* g * (1 - y^2), y = tanh(x). */
+static void tanh_grad(const at::Tensor &out, const at::Tensor &g,
+		      const at::Tensor &y)
+{
+	bin(eager_mul, out, y, y);
+	sc(eager_add_scalar, out, out, -1.0);
+	bin(eager_mul, out, out, g);
+	un(eager_neg, out, out);
+}
+
+/* g * y * (1 - y), y = sigmoid(x). */
+static void sigmoid_grad(const at::Tensor &out, const at::Tensor &g,
+			 const at::Tensor &y)
+{
+	sc(eager_scale, out, y, -1.0);
+	sc(eager_add_scalar, out, out, 1.0);
+	bin(eager_mul, out, out, y);
+	bin(eager_mul, out, out, g);
+}
+
+/*
+ * g * d/dx [0.5 x (1 + tanh(u))], u = k (x + c x^3):
+ * 0.5 (1 + t) + 0.5 k x (1 - t^2) (1 + 3 c x^2), t = tanh(u).
+ */
+static void gelu_tanh_grad(const at::Tensor &out, const at::Tensor &g,
+			   const at::Tensor &x)
+{
+	const double k = std::sqrt(2.0 / M_PI), c = 0.044715;
+	at::Tensor x2 = f32_like(x), t = f32_like(x);
+
+	bin(eager_mul, x2, x, x);
+	sc(eager_scale, t, x2, c);		/* t = k x (1 + c x^2) */
+	sc(eager_add_scalar, t, t, 1.0);
+	bin(eager_mul, t, t, x);
+	sc(eager_scale, t, t, k);
+	un(eager_tanh, t, t);
+	sc(eager_scale, x2, x2, 3.0 * c);	/* x2 = 1 + 3 c x^2 */
+	sc(eager_add_scalar, x2, x2, 1.0);
+	bin(eager_mul, out, t, t);		/* out = -0.5 k x (t^2 - 1) x2 */
+	sc(eager_add_scalar, out, out, -1.0);
+	bin(eager_mul, out, out, x);
+	bin(eager_mul, out, out, x2);
+	sc(eager_scale, out, out, -0.5 * k);
+	sc(eager_add_scalar, t, t, 1.0);	/* + 0.5 (1 + t) */
+	sc(eager_scale, t, t, 0.5);
+	bin(eager_add, out, out, t);
+	bin(eager_mul, out, out, g);
+}
+
+static at::Tensor trn_threshold_backward(const at::Tensor &grad,
+					 const at::Tensor &self,
+					 const at::Scalar &threshold)
+{
+	KernelScope k("threshold_backward");
+
+	if (threshold.toDouble() == 0.0)
+		if (auto r = grad_on_device(grad, self, relu_grad,
+					    "threshold_backward"))
+			return *r;
+	return fall_back<ATEN_OP(threshold_backward)>(grad, self, threshold);
+}
+
+static at::Tensor trn_tanh_backward(const at::Tensor &grad,
+				    const at::Tensor &output)
+{
+	KernelScope k("tanh_backward");
+
+	if (auto r = grad_on_device(grad, output, tanh_grad, "tanh_backward"))
+		return *r;
+	return fall_back<ATEN_OP(tanh_backward)>(grad, output);
+}
+
+static at::Tensor trn_sigmoid_backward(const at::Tensor &grad,
+				       const at::Tensor &output)
+{
+	KernelScope k("sigmoid_backward");
+
+	if (auto r = grad_on_device(grad, output, sigmoid_grad,
+				    "sigmoid_backward"))
+		return *r;
+	return fall_back<ATEN_OP(sigmoid_backward)>(grad, output);
+}
+
+static at::Tensor trn_gelu_backward(const at::Tensor &grad,
+				    const at::Tensor &self,
+				    c10::string_view approximate)
+{
+	KernelScope k("gelu_backward");
+
+	if (approximate == "tanh")
+		if (auto r = grad_on_device(grad, self, gelu_tanh_grad,
+					    "gelu_backward"))
+			return *r;
+	return fall_back<ATEN_OP(gelu_backward)>(grad, self, approximate);
+}
+
+/* ---- matmul ---- */
+
+/*
+ * @t seen as a matmul operand of rows x cols at byte @offset, with
+ * strides (@s0, @s1): stored, or the transpose of a stored one.
+ */
+static bool matmul_view(const at::Tensor &t, uint64_t offset, int64_t rows,
+			int64_t cols, int64_t s0, int64_t s1,
+			eager_tensor_t *out, bool *trans)
+{
+	enum eager_dtype dt = t.scalar_type() == at::kFloat ? EAGER_F32 :
+							       EAGER_BF16;
+	int64_t shape[2];
+
+	if (t.scalar_type() != at::kFloat && t.scalar_type() != at::kBFloat16)
+		return false;
+	if (s1 == 1 && s0 == cols) {
+		*trans = false;
+		shape[0] = rows;
+		shape[1] = cols;
+	} else if (s0 == 1 && s1 == rows) {
+		*trans = true;
+		shape[0] = cols;
+		shape[1] = rows;
+	} else {
+		return false;
+	}
+	return !eager_view(block_of(t), offset, dt, 2, shape, out);
+}
+
+static bool matmul_operand(const at::Tensor &t, eager_tensor_t *out,
+			   bool *trans)
+{
+	return t.dim() == 2 && t.is_privateuseone() && t.numel() &&
+	       matmul_view(t, byte_offset(t), t.size(0), t.size(1),
+			   t.stride(0), t.stride(1), out, trans);
+}
+
+/* Whether the ISA takes a [m][k] @ [k][n] matmul. */
+static bool matmul_fits(int64_t m, int64_t k, int64_t n)
+{
+	return m <= kMaxDim && k <= kMaxDim && n <= kMaxDim &&
+	       k * n * 4 <= kMatmulBMax;
+}
+
+static void record_matmul(eager_tensor_t *out, const eager_tensor_t *a,
+			  bool trans_a, const eager_tensor_t *b, bool trans_b)
+{
+	run(eager_matmul(out, a, b, (trans_a ? EAGER_TRANS_A : 0) |
+					    (trans_b ? EAGER_TRANS_B : 0)));
+}
+
+/* a @ b, accumulated and returned in f32; empty optional: not ours. */
+static std::optional<at::Tensor> mm_f32(const at::Tensor &a,
+					const at::Tensor &b)
+{
+	eager_tensor_t ta, tb, to;
+	bool trans_a, trans_b;
+
+	if (a.scalar_type() != b.scalar_type() || a.device() != b.device() ||
+	    !matmul_operand(a, &ta, &trans_a) ||
+	    !matmul_operand(b, &tb, &trans_b) || a.size(1) != b.size(0) ||
+	    !matmul_fits(a.size(0), a.size(1), b.size(1)))
+		return std::nullopt;
+	const c10::DeviceGuard guard(a.device());
+	at::Tensor out = new_tensor({ a.size(0), b.size(1) }, a, at::kFloat);
+
+	to = view_of(out);
+	record_matmul(&to, &ta, trans_a, &tb, trans_b);
+	count_device_op("mm");
+	return out;
+}
+
+static at::Tensor trn_mm(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("mm");
+
+	if (auto r = mm_f32(a, b))
+		return narrowed(*r, a.scalar_type());
+	return fall_back<ATEN_OP(mm)>(a, b);
+}
+
+/* beta * bias + alpha * (a @ b), the sum in f32 and rounded once. */
+static at::Tensor trn_addmm(const at::Tensor &bias, const at::Tensor &a,
+			    const at::Tensor &b, const at::Scalar &beta,
+			    const at::Scalar &alpha)
+{
+	KernelScope k("addmm");
+	eager_tensor_t tb;
+
+	if (bias.is_privateuseone() && bias.device() == a.device() &&
+	    bias.scalar_type() == a.scalar_type() && a.dim() == 2 &&
+	    b.dim() == 2 &&
+	    broadcast_view({ a.size(0), b.size(1) }, bias, &tb)) {
+		if (auto r = mm_f32(a, b)) {
+			at::Tensor out = *r;
+
+			if (alpha.toDouble() != 1.0)
+				sc(eager_scale, out, out, alpha.toDouble());
+			TORCH_INTERNAL_ASSERT(binary_on_device(out, bias,
+					Bin::Add, "addmm", beta.toDouble(),
+					true));
+			return narrowed(out, a.scalar_type());
+		}
+	}
+	return fall_back<ATEN_OP(addmm)>(bias, a, b, beta, alpha);
+}
+
+/* One matmul per batch, into a contiguous f32 [B][m][n]. */
+static at::Tensor trn_bmm(const at::Tensor &a, const at::Tensor &b)
+{
+	KernelScope k("bmm");
+	eager_tensor_t ta, tb, to;
+	bool trans_a, trans_b;
+
+	if (a.dim() != 3 || b.dim() != 3 || !a.is_privateuseone() ||
+	    !b.is_privateuseone() || a.device() != b.device() ||
+	    a.scalar_type() != b.scalar_type() || a.size(0) != b.size(0) ||
+	    a.size(2) != b.size(1) || !a.numel() || !b.numel() ||
+	    !matmul_fits(a.size(1), a.size(2), b.size(2)))
+		return fall_back<ATEN_OP(bmm)>(a, b);
+	const int64_t batches = a.size(0), m = a.size(1), n = b.size(2);
+	const int64_t es = a.element_size();
+	const c10::DeviceGuard guard(a.device());
+	at::Tensor out = new_tensor({ batches, m, n }, a, at::kFloat);
+
+	for (int64_t i = 0; i < batches; i++) {
+		int64_t shape[2] = { m, n };
+
+		if (!matmul_view(a, byte_offset(a) + i * a.stride(0) * es, m,
+				 a.size(2), a.stride(1), a.stride(2), &ta,
+				 &trans_a) ||
+		    !matmul_view(b, byte_offset(b) + i * b.stride(0) * es,
+				 b.size(1), n, b.stride(1), b.stride(2), &tb,
+				 &trans_b)) {
+			/* A layout we cannot read in place: nothing recorded yet. */
+			TORCH_INTERNAL_ASSERT(i == 0);
+			return fall_back<ATEN_OP(bmm)>(a, b);
+		}
+		run(eager_view(block_of(out), byte_offset(out) + i * m * n * 4,
+			       EAGER_F32, 2, shape, &to));
+		record_matmul(&to, &ta, trans_a, &tb, trans_b);
+	}
+	count_device_op("bmm");
+	return narrowed(out, a.scalar_type());
+}
+
+/* ---- reductions ---- */
+
+/*
+ * Reduced dims as one run of x's dims: x seen as [outer][red][inner]
+ * (inner 1: row reductions). Dims not in one run: not ours.
+ */
+struct Split {
+	int64_t outer, red, inner;
+	std::vector<int64_t> shape;	/* the result's, per keepdim */
+};
+
+static std::optional<Split> split_dims(const at::Tensor &x,
+				       at::OptionalIntArrayRef dim,
+				       bool keepdim)
+{
+	const int64_t n = x.dim(), wrap = std::max<int64_t>(n, 1);
+	std::vector<bool> red(n, !dim || dim->empty());
+	int64_t first = n, last = n - 1, count = 0;
+	Split s = { 1, 1, 1, {} };
+
+	if (dim)
+		for (int64_t d : *dim) {
+			if (d < -wrap || d >= wrap)
+				return std::nullopt;
+			if (n)
+				red[(d + n) % n] = true;
+		}
+	for (int64_t d = 0; d < n; d++) {
+		if (!red[d]) {
+			s.shape.push_back(x.size(d));
+			continue;
+		}
+		if (keepdim)
+			s.shape.push_back(1);
+		if (!count++)
+			first = d;
+		last = d;
+	}
+	if (count && last - first + 1 != count)
+		return std::nullopt;	/* not one run of dims */
+	for (int64_t d = 0; d < n; d++)
+		(d < first ? s.outer : d <= last ? s.red : s.inner) *= x.size(d);
+	return s;
+}
+
+/* Row reduction of f32 x seen as rows x cols: out[rows]. */
+static at::Tensor reduce_rows(const at::Tensor &x, int64_t rows, int64_t cols,
+			      bool max)
+{
+	at::Tensor out = new_tensor({ rows }, x, at::kFloat);
+	eager_tensor_t tx = view_of(x, rows, cols), to = view_of(out, 1, rows);
+
+	run(max ? eager_amax(&to, &tx) : eager_sum(&to, &tx, -1));
+	return out;
+}
+
+/*
+ * Sum (or max) of f32 @x over @s's run of dims. Trailing dims: one row
+ * reduction where a row fits the ISA, else two (all of a long vector).
+ * Leading or middle dims: column sums (a matmul with ones) per outer
+ * index. Empty optional: the ISA has no form for it.
+ */
+static std::optional<at::Tensor> reduce_f32(const at::Tensor &x,
+					    const Split &s, bool max)
+{
+	if (s.red == 1)
+		return x.view(s.shape);	/* nothing, or only 1s, reduced */
+	if (s.inner == 1 && s.red <= kMaxDim)
+		return reduce_rows(x, s.outer, s.red, max).view(s.shape);
+	if (s.inner == 1) {
+		/* A row too long for one command: split it, reduce twice. */
+		int64_t last = x.size(-1);
+
+		if (s.outer != 1 || last > kMaxDim || s.red / last > kMaxDim)
+			return std::nullopt;
+		at::Tensor part = reduce_rows(x, s.red / last, last, max);
+
+		return reduce_rows(part, 1, part.numel(), max).view(s.shape);
+	}
+	if (max || s.red > kMaxDim || s.inner > kMaxDim ||
+	    s.red * s.inner * 4 > kMatmulBMax || s.outer > kMaxLoops)
+		return std::nullopt;
+	at::Tensor out = new_tensor({ s.outer * s.inner }, x, at::kFloat);
+
+	for (int64_t o = 0; o < s.outer; o++) {
+		int64_t xs[2] = { s.red, s.inner }, os[2] = { 1, s.inner };
+		eager_tensor_t tx, to;
+
+		run(eager_view(block_of(x),
+			       byte_offset(x) + o * s.red * s.inner * 4,
+			       EAGER_F32, 2, xs, &tx));
+		run(eager_view(block_of(out), byte_offset(out) + o * s.inner * 4,
+			       EAGER_F32, 2, os, &to));
+		run(eager_sum(&to, &tx, 0));
+	}
+	return out.view(s.shape);
+}
+
+/* sum, mean (@mean) or amax of x over @dim, into @dtype. */
+static std::optional<at::Tensor> reduce_on_device(
+	const at::Tensor &x, at::OptionalIntArrayRef dim, bool keepdim,
+	std::optional<at::ScalarType> dtype, bool max, bool mean,
+	const char *name)
+{
+	at::ScalarType dt = dtype.value_or(x.scalar_type());
+
+	if (!on_trn(x) || (dt != at::kFloat && dt != at::kBFloat16))
+		return std::nullopt;
+	auto s = split_dims(x, dim, keepdim);
+
+	if (!s)
+		return std::nullopt;
+	const c10::DeviceGuard guard(x.device());
+	at::Tensor x32 = widened(x);
+	auto r = reduce_f32(x32, *s, max);
+
+	if (!r)
+		return std::nullopt;
+	at::Tensor out = *r;
+
+	if (mean || block_of(out) == block_of(x)) {
+		/* Also a new tensor where nothing was reduced (no alias of x). */
+		at::Tensor m = new_tensor(out.sizes(), out, at::kFloat);
+
+		sc(eager_div_scalar, m, out,
+		   mean ? static_cast<double>(s->red) : 1.0);
+		out = m;
+	}
+	count_device_op(name);
+	return narrowed(out, dt);
+}
+
+static at::Tensor trn_sum_dim(const at::Tensor &x, at::OptionalIntArrayRef dim,
+			      bool keepdim, std::optional<at::ScalarType> dtype)
+{
+	KernelScope k("sum");
+
+	if (auto r = reduce_on_device(x, dim, keepdim, dtype, false, false,
+				      "sum"))
+		return *r;
+	return fall_back<ATEN_OP2(sum, dim_IntList)>(x, dim, keepdim, dtype);
+}
+
+static at::Tensor trn_mean_dim(const at::Tensor &x,
+			       at::OptionalIntArrayRef dim, bool keepdim,
+			       std::optional<at::ScalarType> dtype)
+{
+	KernelScope k("mean");
+
+	if (auto r = reduce_on_device(x, dim, keepdim, dtype, false, true,
+				      "mean"))
+		return *r;
+	return fall_back<ATEN_OP2(mean, dim)>(x, dim, keepdim, dtype);
+}
+
+static at::Tensor trn_amax(const at::Tensor &x, at::IntArrayRef dim,
+			   bool keepdim)
+{
+	KernelScope k("amax");
+
+	if (auto r = reduce_on_device(x, dim, keepdim, std::nullopt, true,
+				      false, "amax"))
+		return *r;
+	return fall_back<ATEN_OP(amax)>(x, dim, keepdim);
+}
+
+static at::Tensor trn_max(const at::Tensor &x)
+{
+	KernelScope k("max");
+
+	if (auto r = reduce_on_device(x, at::IntArrayRef(), false,
+				      std::nullopt, true, false, "max"))
+		return *r;
+	return fall_back<ATEN_OP(max)>(x);
+}
+
+/* ---- softmax ---- */
+
+static bool last_dim(const at::Tensor &x, int64_t dim)
+{
+	return x.dim() >= 1 && (dim == -1 || dim == x.dim() - 1) &&
+	       x.size(-1) <= kMaxDim;
+}
+
+static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
+			      bool half_to_float)
+{
+	KernelScope k("softmax");
+
+	if (!half_to_float && last_dim(x, dim))
+		if (auto r = unary_on_device(x, eager_softmax, "softmax"))
+			return *r;
+	return fall_back<ATEN_OP(_softmax)>(x, dim, half_to_float);
+}
+
+/* Per row of @t (its last dim), as a [rows][1] f32 view: the row sums. */
+static at::Tensor row_sums_of(const at::Tensor &t)
+{
+	int64_t cols = t.size(-1), rows = t.numel() / cols;
+
+	return reduce_rows(t, rows, cols, false);
+}
+
+/* f(g, y) over the last dim, f32 of one shape, rows x cols. */
+static at::Tensor per_row(const at::Tensor &t)
+{
+	std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+
+	shape.back() = 1;
+	return row_sums_of(t).view(shape);
+}
+
+/* d softmax: y * (g - sum(g * y)) per row. */
+static void softmax_grad(const at::Tensor &out, const at::Tensor &g,
+			 const at::Tensor &y)
+{
+	bin(eager_mul, out, g, y);
+	at::Tensor s = per_row(out);
+	eager_tensor_t to = view_of(out), tg = view_of(g);
+	eager_tensor_t ts = view_of(s, s.numel(), 1);
+
+	run(eager_sub(&to, &tg, &ts));
+	bin(eager_mul, out, out, y);
+}
+
+/* d log_softmax: g - exp(y) * sum(g) per row. */
+static void log_softmax_grad(const at::Tensor &out, const at::Tensor &g,
+			     const at::Tensor &y)
+{
+	at::Tensor s = per_row(g);
+	eager_tensor_t to = view_of(out), tg = view_of(g);
+	eager_tensor_t ts = view_of(s, s.numel(), 1);
+
+	un(eager_exp, out, y);
+	run(eager_mul(&to, &to, &ts));
+	run(eager_sub(&to, &tg, &to));
+}
+
+static at::Tensor trn_softmax_backward(const at::Tensor &grad,
+				       const at::Tensor &output, int64_t dim,
+				       at::ScalarType input_dtype)
+{
+	KernelScope k("softmax_backward");
+
+	if (input_dtype == grad.scalar_type() && last_dim(grad, dim))
+		if (auto r = grad_on_device(grad, output, softmax_grad,
+					    "softmax_backward"))
+			return *r;
+	return fall_back<ATEN_OP(_softmax_backward_data)>(grad, output, dim,
+							  input_dtype);
+}
+
+static at::Tensor trn_log_softmax_backward(const at::Tensor &grad,
+					   const at::Tensor &output,
+					   int64_t dim,
+					   at::ScalarType input_dtype)
+{
+	KernelScope k("log_softmax_backward");
+
+	if (input_dtype == grad.scalar_type() && last_dim(grad, dim))
+		if (auto r = grad_on_device(grad, output, log_softmax_grad,
+					    "log_softmax_backward"))
+			return *r;
+	return fall_back<ATEN_OP(_log_softmax_backward_data)>(grad, output, dim,
+							      input_dtype);
+}
+
+/* ---- losses ---- */
+
+static bool mse_fits(const at::Tensor &self, const at::Tensor &target,
+		     int64_t reduction)
+{
+	return reduction == at::Reduction::Mean && self.dim() >= 1 &&
+	       self.sizes() == target.sizes() &&
+	       self.scalar_type() == at::kFloat &&
+	       target.scalar_type() == at::kFloat &&
+	       self.device() == target.device() && on_trn(self) &&
+	       on_trn(target) && self.size(-1) <= kMaxDim &&
+	       self.numel() / self.size(-1) <= kMaxDim;
+}
+
+/* mean((self - target)^2): sub, mul, two row sums and a division. */
+static at::Tensor trn_mse_loss(const at::Tensor &self, const at::Tensor &target,
+			       int64_t reduction)
+{
+	KernelScope k("mse_loss");
+
+	if (!mse_fits(self, target, reduction))
+		return fall_back<ATEN_OP(mse_loss)>(self, target, reduction);
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor d = f32_like(self);
+
+	bin(eager_sub, d, self, target);
+	bin(eager_mul, d, d, d);
+	at::Tensor loss = *reduce_on_device(d, std::nullopt, false,
+					    std::nullopt, false, true, "mean");
+
+	count_device_op("mse_loss");
+	return loss;
+}
+
+/* d loss / d self = grad * 2 (self - target) / numel. */
+static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
+					const at::Tensor &self,
+					const at::Tensor &target,
+					int64_t reduction)
+{
+	KernelScope k("mse_loss_backward");
+
+	if (!mse_fits(self, target, reduction) || grad.numel() != 1 ||
+	    grad.scalar_type() != at::kFloat || !on_trn(grad) ||
+	    grad.device() != self.device())
+		return fall_back<ATEN_OP(mse_loss_backward)>(grad, self, target,
+							     reduction);
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor out = f32_like(self);
+	eager_tensor_t to = view_of(out), tg = view_of(grad, 1, 1);
+
+	bin(eager_sub, out, self, target);
+	run(eager_mul(&to, &to, &tg));
+	sc(eager_scale, out, out, 2.0 / self.numel());
+	count_device_op("mse_loss_backward");
+	return out;
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
+{
+	m.impl("add.Tensor", trn_add);
+	m.impl("sub.Tensor", trn_sub);
+	m.impl("mul.Tensor", trn_mul);
+	m.impl("div.Tensor", trn_div);
+	m.impl("maximum", trn_maximum);
+	m.impl("minimum", trn_minimum);
+	m.impl("clamp", trn_clamp);
+	m.impl("clamp_min", trn_clamp_min);
+	m.impl("clamp_max", trn_clamp_max);
+	m.impl("add_.Tensor", trn_add_);
+	m.impl("sub_.Tensor", trn_sub_);
+	m.impl("mul_.Tensor", trn_mul_);
+	m.impl("div_.Tensor", trn_div_);
+	m.impl("relu", trn_relu);
+	m.impl("exp", trn_exp);
+	m.impl("neg", trn_neg);
+	m.impl("abs", trn_abs);
+	m.impl("sqrt", trn_sqrt);
+	m.impl("rsqrt", trn_rsqrt);
+	m.impl("reciprocal", trn_reciprocal);
+	m.impl("tanh", trn_tanh);
+	m.impl("sigmoid", trn_sigmoid);
+	m.impl("silu", trn_silu);
+	m.impl("gelu", trn_gelu);
+	m.impl("threshold_backward", trn_threshold_backward);
+	m.impl("tanh_backward", trn_tanh_backward);
+	m.impl("sigmoid_backward", trn_sigmoid_backward);
+	m.impl("gelu_backward", trn_gelu_backward);
+	m.impl("mm", trn_mm);
+	m.impl("addmm", trn_addmm);
+	m.impl("bmm", trn_bmm);
+	m.impl("sum.dim_IntList", trn_sum_dim);
+	m.impl("mean.dim", trn_mean_dim);
+	m.impl("amax", trn_amax);
+	m.impl("max", trn_max);
+	m.impl("_softmax", trn_softmax);
+	m.impl("_softmax_backward_data", trn_softmax_backward);
+	m.impl("_log_softmax_backward_data", trn_log_softmax_backward);
+	m.impl("mse_loss", trn_mse_loss);
+	m.impl("mse_loss_backward", trn_mse_loss_backward);
+}
+
+} // namespace trn_torch
