@@ -425,10 +425,11 @@ class MLP(torch.nn.Module):
         return self.l2(torch.relu(self.l1(x)))
 
 
-def train(model, x, y, steps, device):
+def train(model, x, y, steps, device, **sgd):
     model = model.to(device)
     x, y = x.to(device), y.to(device)
-    opt = torch.optim.SGD(model.parameters(), lr=0.05, foreach=False)
+    opt = torch.optim.SGD(model.parameters(), **(sgd or {"lr": 0.05}),
+                          foreach=False)
     losses = []
     for _ in range(steps):
         opt.zero_grad()
@@ -487,23 +488,10 @@ def deep_mlp_with_momentum_trains_like_cpu():
     dev.load_state_dict(ref.state_dict())
     x, y = torch.randn(4, 6, 16), torch.softmax(torch.randn(4, 8), -1)
 
-    def run(model, device):
-        model = model.to(device)
-        xd, yd = x.to(device), y.to(device)
-        opt = torch.optim.SGD(model.parameters(), lr=0.5, momentum=0.9,
-                              weight_decay=1e-3, foreach=False)
-        losses = []
-        for _ in range(10):
-            opt.zero_grad()
-            loss = torch.nn.functional.mse_loss(model(xd), yd)
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-        return losses, model
-
-    cpu_losses, ref = run(ref, "cpu")
+    sgd = {"lr": 0.5, "momentum": 0.9, "weight_decay": 1e-3}
+    cpu_losses, ref = train(ref, x, y, 10, "cpu", **sgd)
     torch.trn.reset_counts()
-    trn_losses, dev = run(dev, "trn")
+    trn_losses, dev = train(dev, x, y, 10, "trn", **sgd)
     assert_close(torch.tensor(trn_losses), torch.tensor(cpu_losses),
                  rtol=1e-4, atol=1e-6)
     for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
