@@ -853,9 +853,11 @@ static at::Tensor trn_addmm(const at::Tensor &bias, const at::Tensor &a,
 
 			if (alpha.toDouble() != 1.0)
 				sc(eager_scale, out, out, alpha.toDouble());
-			TORCH_INTERNAL_ASSERT(binary_on_device(out, bias,
-					Bin::Add, "addmm", beta.toDouble(),
-					true));
+			/* beta 0: bias ignored, even its NaNs (as the CPU). */
+			if (beta.toDouble() != 0.0)
+				TORCH_INTERNAL_ASSERT(binary_on_device(out,
+					bias, Bin::Add, "addmm",
+					beta.toDouble(), true));
 			return narrowed(out, a.scalar_type());
 		}
 	}
@@ -925,8 +927,11 @@ static std::optional<Split> split_dims(const at::Tensor &x,
 		for (int64_t d : *dim) {
 			if (d < -wrap || d >= wrap)
 				return std::nullopt;
-			if (n)
-				red[(d + n) % n] = true;
+			if (!n)
+				continue;
+			if (red[(d + n) % n])
+				return std::nullopt;	/* PyTorch refuses it */
+			red[(d + n) % n] = true;
 		}
 	for (int64_t d = 0; d < n; d++) {
 		if (!red[d]) {

@@ -89,7 +89,7 @@ void cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 }
 
 /* The name device work is recorded under (eager_set_op_name). */
-static const char *current_op = "trn";
+static const char *current_op;
 
 OpName::OpName(const char *name) : outer_(current_op)
 {
@@ -105,7 +105,7 @@ OpName::~OpName()
 
 const char *OpName::current()
 {
-	return current_op;
+	return current_op ? current_op : "trn";
 }
 
 static c10::DispatchKeySet trn_keys()
@@ -309,7 +309,7 @@ static const at::Tensor &trn_resize(const at::Tensor &self,
 				    at::IntArrayRef size,
 				    std::optional<at::MemoryFormat> format)
 {
-	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	KernelScope k("resize_");
 	const c10::DeviceGuard guard(self.device());
 	auto *impl = self.unsafeGetTensorImpl();
 	uint64_t need;
@@ -341,6 +341,7 @@ static const at::Tensor &trn_resize(const at::Tensor &self,
 /* `.item()`: one element to the host, waiting for the stream. */
 static at::Scalar trn_item(const at::Tensor &self)
 {
+	KernelScope k("item");
 	at::Tensor h = at::empty(self.sizes(), self.options().device(at::kCPU));
 
 	TORCH_CHECK(self.numel() == 1, "trn: item() of a tensor with ",

@@ -216,6 +216,9 @@ def matmul():
     assert_close(torch.addmm(bias.to("trn"), a.to("trn"), b.to("trn"), beta=0.5,
                              alpha=2).cpu(),
                  torch.addmm(bias, a, b, beta=0.5, alpha=2))
+    nan_bias = torch.full((3,), float("nan"))
+    assert_close(torch.addmm(nan_bias.to("trn"), a.to("trn"), b.to("trn"), beta=0).cpu(),
+                 torch.addmm(nan_bias, a, b, beta=0))
     # bmm: one matmul per batch, transposed batches read in place.
     x, y = torch.randn(2, 3, 4), torch.randn(2, 4, 5)
     assert_close(torch.bmm(x.to("trn"), y.to("trn")).cpu(), torch.bmm(x, y))
@@ -283,6 +286,12 @@ def unary_and_reductions():
     assert_close(v.to("trn").sum().cpu(), v.sum(), rtol=1e-5, atol=1e-3)
     assert_close(v.to("trn").amax().cpu(), v.amax())
     assert_close(d.sum(dim=(0, 1), keepdim=True).cpu(), x.sum(dim=(0, 1), keepdim=True))
+    try:
+        d.sum((0, 0))
+    except RuntimeError as e:
+        assert "multiple times" in str(e), e
+    else:
+        raise AssertionError("sum over dim 0 twice was not refused")
     z = torch.randn(4).to("trn")
     s = z.sum(dim=(), keepdim=True)
     assert s.shape == (1,), s.shape
