@@ -380,9 +380,11 @@ static int snapshot_diff(const struct snapshot *a, const struct snapshot *b,
  * the references a closed file's last jobs hold on trn and trn_sim go
  * when the jobs are freed, a moment after their fences signalled (the
  * driver frees them from a worker), so differing module references are
- * looked at again for up to SETTLE_MS.
+ * looked at again for up to SETTLE_MS: a bound on a worker that must run,
+ * not a guess at how long it takes, so it is generous (a debug kernel under
+ * TCG beside a second guest can leave a worker waiting for seconds).
  */
-#define SETTLE_MS	2000
+#define SETTLE_MS	20000
 
 static void snapshot_settled(const struct snapshot *want, struct snapshot *s)
 {
