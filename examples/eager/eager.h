@@ -207,6 +207,9 @@ void eager_stream_destroy(eager_stream_t *s);
  */
 eager_stream_t *eager_current_stream(struct eager_device dev);
 
+/* The device's default stream (created on first use); NULL as above. */
+eager_stream_t *eager_default_stream(struct eager_device dev);
+
 /* Make @s its device's current stream (NULL: back to the default). */
 int eager_set_current_stream(struct eager_device dev, eager_stream_t *s);
 
@@ -227,7 +230,7 @@ int eager_stream_synchronize(eager_stream_t *s);
  */
 int eager_stream_query(eager_stream_t *s);
 
-/* Synchronise every stream of @dev. */
+/* Synchronise every stream of @dev; the first error met, or 0. */
 int eager_synchronize(struct eager_device dev);
 
 /*

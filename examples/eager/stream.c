@@ -449,18 +449,28 @@ void eager_stream_destroy(eager_stream_t *s)
 		eager_stream_free(s);
 }
 
+static eager_stream_t *default_stream(struct eager_backend *be)
+{
+	if (!be->default_stream &&
+	    eager_stream_new(be, 0, &be->default_stream))
+		return NULL;
+	return be->default_stream;
+}
+
 eager_stream_t *eager_current_stream(struct eager_device dev)
 {
 	struct eager_backend *be;
 
 	if (eager_backend_get(dev, &be))
 		return NULL;
-	if (be->current)
-		return be->current;
-	if (!be->default_stream &&
-	    eager_stream_new(be, 0, &be->default_stream))
-		return NULL;
-	return be->default_stream;
+	return be->current ? be->current : default_stream(be);
+}
+
+eager_stream_t *eager_default_stream(struct eager_device dev)
+{
+	struct eager_backend *be;
+
+	return eager_backend_get(dev, &be) ? NULL : default_stream(be);
 }
 
 int eager_set_current_stream(struct eager_device dev, eager_stream_t *s)
@@ -507,7 +517,10 @@ int eager_synchronize(struct eager_device dev)
 	unsigned int i;
 	int ret = eager_backend_get(dev, &be), r;
 
-	for (i = 0; !ret && i < EAGER_MAX_STREAMS; i++)
+	if (ret)
+		return ret;
+	/* Every stream, also after one failed: none is left running. */
+	for (i = 0; i < EAGER_MAX_STREAMS; i++)
 		if (be->streams[i]) {
 			r = eager_sync(be->streams[i]);
 			if (r && !ret)

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The trn authors
  *
  * device.cpp - trn as a PyTorch device: the caching allocator, the device
- * guard (current device, streams) and the PrivateUse1 hooks.
+ * guard (current device; streams and events through streams.cpp) and the
+ * PrivateUse1 hooks.
  */
 #include <cstring>
 
@@ -133,18 +134,22 @@ static const char *status_name(uint32_t status)
 void synchronize(int index)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
-	struct eager_device dev = eager_dev(index);
 	struct trn_queue_status st = {};
-	eager_stream_t *s;
-	int ret;
+	eager_stream_t *failed = nullptr;
+	int ret = 0, r;
 
-	ret = eager_synchronize(dev);
-	if (!ret)
+	/* Every stream, each to its end; the first failure is reported. */
+	for (eager_stream_t *s : device_streams(index)) {
+		r = eager_stream_synchronize(s);
+		if (r < 0 && !failed) {
+			failed = s;
+			ret = r;
+		}
+	}
+	if (!failed)
 		return;
-	s = eager_current_stream(dev);
-	if (s)
-		trn_queue_status(eager_stream_queue(s), &st);
-	const char *op = eager_stream_error_op(s);
+	trn_queue_status(eager_stream_queue(failed), &st);
+	const char *op = eager_stream_error_op(failed);
 
 	TORCH_CHECK(false, "trn:", index, ": ", op ? op : "a device operation",
 		    " failed: ", trn_strerror(ret), " (status ",
@@ -191,14 +196,87 @@ struct TrnGuardImpl final : c10::impl::DeviceGuardImplInterface {
 		tls_device = d.index();
 	}
 
+	/*
+	 * Streams and events live in streams.cpp. The current stream is
+	 * the device's, not the thread's: the eager runtime is
+	 * single-threaded and records to one current stream per device.
+	 */
 	c10::Stream getStream(c10::Device d) const noexcept override
+	{
+		try {
+			return current_stream(d.index());
+		} catch (...) {
+			return c10::Stream(c10::Stream::DEFAULT, d);
+		}
+	}
+
+	c10::Stream getDefaultStream(c10::Device d) const override
 	{
 		return c10::Stream(c10::Stream::DEFAULT, d);
 	}
 
+	c10::Stream getStreamFromGlobalPool(c10::Device d,
+					    bool high_priority) const override
+	{
+		return new_stream(d.index());
+	}
+
+	c10::Stream getNewStream(c10::Device d, int priority) const override
+	{
+		return new_stream(d.index());
+	}
+
 	c10::Stream exchangeStream(c10::Stream s) const noexcept override
 	{
-		return c10::Stream(c10::Stream::DEFAULT, s.device());
+		try {
+			return exchange_stream(s);
+		} catch (...) {
+			/* noexcept: c10 only hands back streams it got from us. */
+			return c10::Stream(c10::Stream::DEFAULT, s.device());
+		}
+	}
+
+	bool queryStream(const c10::Stream &s) const override
+	{
+		return query_stream(s);
+	}
+
+	void synchronizeStream(const c10::Stream &s) const override
+	{
+		synchronize_stream(s);
+	}
+
+	void record(void **event, const c10::Stream &s,
+		    const c10::DeviceIndex index,
+		    const c10::EventFlag flag) const override
+	{
+		event_record(event, s, index, flag);
+	}
+
+	void block(void *event, const c10::Stream &s) const override
+	{
+		event_block(event, s);
+	}
+
+	bool queryEvent(void *event) const override
+	{
+		return event_query(event);
+	}
+
+	void synchronizeEvent(void *event) const override
+	{
+		event_synchronize(event);
+	}
+
+	void destroyEvent(void *event, const c10::DeviceIndex) const noexcept override
+	{
+		event_destroy(event);
+	}
+
+	double elapsedTime(void *start, void *end,
+			   const c10::DeviceIndex) const override
+	{
+		return event_elapsed_ms(start, end);
 	}
 
 	c10::DeviceIndex deviceCount() const noexcept override

@@ -3,8 +3,8 @@
  * Copyright (c) 2026 The trn authors
  *
  * module.cpp - torch_trn._C: what torch_trn's Python code calls (device
- * count and selection, synchronisation, the allocator's figures, where
- * operators ran).
+ * count and selection, synchronisation, the current stream, the
+ * allocator's figures, where operators ran).
  */
 #include <chrono>
 
@@ -100,6 +100,19 @@ PYBIND11_MODULE(_C, m)
 		check(eager_empty_cache(eager_dev(checked_index(i))),
 		      "empty_cache");
 	}, py::arg("device") = -1);
+	/* Streams travel as c10::Stream::pack3(): (stream_id, index, type). */
+	m.def("current_stream", [](int i) {
+		c10::StreamData3 d = current_stream(checked_index(i)).pack3();
+
+		return py::make_tuple(d.stream_id, d.device_index,
+				      static_cast<int>(d.device_type));
+	}, py::arg("device") = -1);
+	m.def("set_stream", [](int64_t id, int i) {
+		c10::Device d(c10::DeviceType::PrivateUse1,
+			      static_cast<c10::DeviceIndex>(checked_index(i)));
+
+		exchange_stream(c10::Stream(c10::Stream::UNSAFE, d, id));
+	}, py::arg("stream_id"), py::arg("device"));
 	m.def("device_op_counts", [] { return device_op_counts(); });
 	m.def("fallback_counts", [] { return fallback_counts(); });
 	m.def("reset_counts", [] { reset_counts(); });

@@ -13,8 +13,10 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 extern "C" {
 #include "eager.h"
@@ -58,5 +60,21 @@ uint64_t byte_offset(const at::Tensor &t);
 
 /* Synchronise every stream of trn:N; throws on a device error. */
 void synchronize(int index);
+
+/* Streams and events (streams.cpp); ids: 0 default, k the pool's k-th. */
+eager_stream_t *eager_stream_of(const c10::Stream &s);
+c10::Stream current_stream(c10::DeviceIndex index);
+c10::Stream new_stream(c10::DeviceIndex index);
+c10::Stream exchange_stream(const c10::Stream &s);
+bool query_stream(const c10::Stream &s);
+void synchronize_stream(const c10::Stream &s);
+std::vector<eager_stream_t *> device_streams(c10::DeviceIndex index);
+void event_record(void **event, const c10::Stream &s, c10::DeviceIndex index,
+		  c10::EventFlag flag);
+void event_block(void *event, const c10::Stream &s);
+bool event_query(void *event);
+void event_synchronize(void *event);
+void event_destroy(void *event) noexcept;
+double event_elapsed_ms(void *start, void *end);
 
 } // namespace trn_torch

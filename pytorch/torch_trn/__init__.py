@@ -72,6 +72,67 @@ def synchronize(device=None):
     _C.synchronize(_index(device))
 
 
+def _device(device):
+    i = _index(device)
+    return torch.device("trn", current_device() if i < 0 else i)
+
+
+def _stream(packed):
+    stream_id, index, dtype = packed
+    return torch.Stream(stream_id=stream_id, device_index=index,
+                        device_type=dtype)
+
+
+def Stream(device=None, priority=0):
+    """A new stream of the device (a libtrnhal queue; pooled, see
+    Documentation/pytorch.md): a ``torch.Stream``."""
+    return torch.Stream(device=_device(device), priority=priority)
+
+
+def Event(enable_timing=False):
+    """A ``torch.Event`` of the current trn device (timing: device
+    TIMESTAMPs, ``elapsed_time()`` in ms)."""
+    return torch.Event(device=_device(None), enable_timing=enable_timing)
+
+
+def current_stream(device=None):
+    """The stream operators of the device are issued to now."""
+    return _stream(_C.current_stream(_index(device)))
+
+
+def default_stream(device=None):
+    """The device's default stream (id 0), current until set_stream()."""
+    _, index, dtype = _C.current_stream(_index(device))
+    return _stream((0, index, dtype))
+
+
+def set_stream(stream):
+    """Issue the operators of ``stream``'s device to ``stream`` from now."""
+    if stream.device.type != "trn":
+        raise ValueError(f"torch.trn: {stream} is not a trn stream")
+    _C.set_stream(stream.stream_id, stream.device_index)
+
+
+class stream:
+    """``with torch.trn.stream(s):`` issues to ``s``, then restores the
+    stream that was current (``None``: does nothing)."""
+
+    def __init__(self, s):
+        self.s = s
+        self.prev = None
+
+    def __enter__(self):
+        if self.s is not None:
+            self.prev = current_stream(self.s.device)
+            set_stream(self.s)
+        return self.s
+
+    def __exit__(self, *exc):
+        if self.prev is not None:
+            set_stream(self.prev)
+        return False
+
+
 def memory_allocated(device=None):
     return _C.memory_allocated(_index(device))
 
@@ -127,7 +188,8 @@ for _name in ("is_available", "device_count", "current_device", "set_device",
               "synchronize", "memory_allocated", "memory_reserved",
               "max_memory_allocated", "empty_cache", "device_op_counts",
               "fallback_counts", "reset_counts", "is_initialized",
-              "_is_in_bad_fork", "manual_seed_all"):
+              "_is_in_bad_fork", "manual_seed_all", "Stream", "Event",
+              "current_stream", "default_stream", "set_stream", "stream"):
     setattr(_module, _name, globals()[_name])
 torch._register_device_module("trn", _module)
 torch.utils.generate_methods_for_privateuse1_backend(

@@ -512,14 +512,95 @@ def deep_mlp_with_momentum_trains_like_cpu():
         assert ops.get(n, 0) >= 10, (n, ops)
 
 
+@test
+def streams_and_events():
+    """torch.trn.Stream / Event (torch.Stream, torch.Event): work issued
+    to a stream, ordered against another by an event, timing events, the
+    stream pool, and the errors of misuse."""
+    default = torch.trn.current_stream()
+    assert default.stream_id == 0 and default == torch.trn.default_stream()
+    s = torch.trn.Stream()
+    assert s.device == torch.device("trn:0") and s.stream_id > 0, s
+    x = torch.randn(64, 64)
+    a = x.to("trn")
+    torch.trn.synchronize()
+    before = trn_ops()
+    done = torch.trn.Event(enable_timing=True)
+    assert done.query()                # never recorded: complete
+    with torch.trn.stream(s):
+        assert torch.trn.current_stream() == s
+        b = a @ a + 1.0                # issued to s
+        done.record()                  # on the current stream: s
+    assert torch.trn.current_stream() == default
+    done.wait(default)                 # the device orders, the host goes on
+    c = b * 2.0                        # on the default stream, after s
+    after = torch.trn.Event(enable_timing=True)
+    after.record()
+    assert_close(c.cpu(), (x @ x + 1.0) * 2.0, rtol=1e-5, atol=1e-4)
+    # The device clock says so: after's TIMESTAMP ran once done's had
+    # (elapsed_time raises if the end ran first).
+    assert done.elapsed_time(after) >= 0
+    on_device_only(before, trn_ops(), "mm", "add", "mul")
+    done.synchronize()
+    assert done.query() and s.query()
+    s.synchronize()
+    # wait_stream: the same through an event torch makes.
+    with torch.trn.stream(s):
+        d = c - 1.0
+    default.wait_stream(s)
+    assert_close((d + 0.5).cpu(), (x @ x + 1.0) * 2.0 - 0.5, rtol=1e-5,
+                 atol=1e-4)
+    # Timing events: device TIMESTAMPs, elapsed_time in ms.
+    t0 = torch.trn.Event(enable_timing=True)
+    t1 = torch.trn.Event(enable_timing=True)
+    t0.record()
+    for _ in range(4):
+        a = a @ a * 0.01
+    t1.record()
+    t1.synchronize()
+    ms = t0.elapsed_time(t1)
+    assert 0 <= ms < 60000, ms
+    plain = torch.trn.Event()
+    plain.record()
+    try:
+        plain.elapsed_time(t1)
+    except RuntimeError as e:
+        assert "enable_timing" in str(e), e
+    else:
+        raise AssertionError("elapsed_time of a non-timing event worked")
+    # The pool: eight streams per device, then the same ones again.
+    ids = {torch.trn.Stream().stream_id for _ in range(12)}
+    assert ids <= set(range(1, 9)) and len(ids) == 8, ids
+    # A stream of trn:1 and its work.
+    s1 = torch.trn.Stream("trn:1")
+    assert s1.device == torch.device("trn:1")
+    with torch.trn.stream(s1):
+        y = torch.ones(3, device="trn:1") * 3.0
+    s1.synchronize()
+    assert_close(y.cpu(), torch.full((3,), 3.0))
+    try:
+        plain.record(s1)               # recorded on trn:0 before
+    except RuntimeError as e:
+        assert "trn:0" in str(e) and "trn:1" in str(e), e
+    else:
+        raise AssertionError("an event of trn:0 was recorded on trn:1")
+    try:
+        torch.trn.set_stream(torch.Stream(device="cpu"))
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("set_stream took a CPU stream")
+
+
 def sim_knobs(name):
     return glob.glob(f"/sys/kernel/debug/trn_sim/*/{name}")
 
 
 @test
 def device_error_raises_at_sync():
-    """A job that hangs (the simulator's hang_next) fails its stream: the
-    next synchronisation raises, naming the device and the status.  Runs
+    """A job that hangs (the simulator's hang_next) fails its stream, here
+    not the default one: the next synchronisation of the device raises,
+    naming the device, the operator and the status.  Runs
     last, on trn:1: the hang bans this process's context there."""
     knobs = sim_knobs("hang_next")
     assert knobs, "no trn_sim debugfs knobs (is debugfs mounted?)"
@@ -530,9 +611,10 @@ def device_error_raises_at_sync():
         with open(k, "w") as f:
             f.write("1")
     try:
-        y = x @ x                      # enqueued: no error yet
+        with torch.trn.stream(torch.trn.Stream("trn:1")):
+            y = x @ x                  # enqueued on a pool stream
         try:
-            torch.trn.synchronize("trn:1")
+            torch.trn.synchronize("trn:1")  # every stream of trn:1
         except RuntimeError as e:
             msg = str(e)
             assert "trn:1" in msg and "TIMEOUT" in msg, msg
