@@ -29,6 +29,10 @@ enum {
 	UAPI_UNARY_RECIP = TRN_UNARY_RECIP,
 	UAPI_UNARY_SQRT = TRN_UNARY_SQRT,
 	UAPI_UNARY_TANH = TRN_UNARY_TANH,
+	UAPI_UNARY_LOG = TRN_UNARY_LOG,
+	UAPI_UNARY_ERF = TRN_UNARY_ERF,
+	UAPI_UNARY_GELU_ERF = TRN_UNARY_GELU_ERF,
+	UAPI_UNARY_GELU_ERF_GRAD = TRN_UNARY_GELU_ERF_GRAD,
 	UAPI_BINARY_ADD = TRN_BINARY_ADD,
 	UAPI_BINARY_SUB = TRN_BINARY_SUB,
 	UAPI_BINARY_MUL = TRN_BINARY_MUL,
@@ -52,6 +56,11 @@ _Static_assert(TRN_UNARY_RECIP == UAPI_UNARY_RECIP, "unary op");
 _Static_assert(TRN_UNARY_SQRT == UAPI_UNARY_SQRT, "unary op");
 _Static_assert(TRN_UNARY_TANH == UAPI_UNARY_TANH, "unary op");
 _Static_assert(TRN_UNARY_RELU_GRAD == UAPI_UNARY_RELU_GRAD, "unary op");
+_Static_assert(TRN_UNARY_LOG == UAPI_UNARY_LOG, "unary op");
+_Static_assert(TRN_UNARY_ERF == UAPI_UNARY_ERF, "unary op");
+_Static_assert(TRN_UNARY_GELU_ERF == UAPI_UNARY_GELU_ERF, "unary op");
+_Static_assert(TRN_UNARY_GELU_ERF_GRAD == UAPI_UNARY_GELU_ERF_GRAD,
+	       "unary op");
 _Static_assert(TRN_BINARY_ADD == UAPI_BINARY_ADD, "binary op");
 _Static_assert(TRN_BINARY_SUB == UAPI_BINARY_SUB, "binary op");
 _Static_assert(TRN_BINARY_MUL == UAPI_BINARY_MUL, "binary op");
@@ -356,7 +365,7 @@ TRN_PUBLIC int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
 		.src = htole64(src), .src_pitch = htole64(src_pitch),
 	};
 
-	if (bad_elem(op, TRN_UNARY_RELU_GRAD, flags, TRN_ELEM_DST_BF16,
+	if (bad_elem(op, TRN_UNARY_GELU_ERF_GRAD, flags, TRN_ELEM_DST_BF16,
 		     rows, cols))
 		return -EINVAL;
 	return emit(cb, TRN_OP_UNARY, flags, &c, sizeof(c));

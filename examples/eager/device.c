@@ -227,6 +227,17 @@ out:
 	return ret;
 }
 
+int eager_device_capabilities(struct eager_device dev, uint64_t *caps)
+{
+	struct eager_backend *be;
+	int ret = eager_backend_get(dev, &be);
+
+	if (ret)
+		return ret;
+	*caps = be->info.capabilities;
+	return 0;
+}
+
 int eager_device_has_transpose(struct eager_device dev)
 {
 	struct eager_backend *be;

@@ -66,6 +66,12 @@ int eager_device_handle(struct eager_device dev, trn_device_t **out);
 int eager_device_has_transpose(struct eager_device dev);
 
 /*
+ * The TRN_CAP_* bits of trn:N (trn_device_info(), read when the device
+ * was opened) into @caps; 0 or a negative errno.
+ */
+int eager_device_capabilities(struct eager_device dev, uint64_t *caps);
+
+/*
  * Synchronise every stream of the device, then free everything the
  * library holds for every device (caches, streams, staging). Tensors,
  * streams and events still alive must not be used afterwards.
@@ -373,6 +379,14 @@ int eager_sqrt(eager_tensor_t *out, const eager_tensor_t *x);
 int eager_recip(eager_tensor_t *out, const eager_tensor_t *x);
 int eager_tanh(eager_tensor_t *out, const eager_tensor_t *x);
 
+/*
+ * out = ln x, erf x, x Phi(x) (GELU, erf form: PyTorch's default); as
+ * above. -EOPNOTSUPP where the device lacks TRN_CAP_LOG_ERF.
+ */
+int eager_log(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_erf(eager_tensor_t *out, const eager_tensor_t *x);
+int eager_gelu_erf(eager_tensor_t *out, const eager_tensor_t *x);
+
 /* out = 1 / (1 + e^-x), f32 only (four in-place steps). out may be x. */
 int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x);
 
@@ -383,8 +397,21 @@ int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x);
 int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 			const eager_tensor_t *x);
 
+/*
+ * out = grad * d/dx (x Phi(x)), all f32 of one shape; out may be grad or
+ * x. -EOPNOTSUPP without TRN_CAP_LOG_ERF.
+ */
+int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
+			    const eager_tensor_t *x);
+
 /* Row-wise softmax over the last dimension; f32. out may be x. */
 int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x);
+
+/*
+ * Row-wise log_softmax over the last dimension, x - max - ln(sum(e^(x -
+ * max))); f32. out may be x. -EOPNOTSUPP without TRN_CAP_LOG_ERF.
+ */
+int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x);
 
 /*
  * Sum of a 2-D view: dim -1 (last): out[rows] = sum over columns;

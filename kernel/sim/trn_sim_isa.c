@@ -51,6 +51,8 @@
 /* Most elements, and multiply-adds, per kernel_fpu_begin() section. */
 #define TRN_SIM_FPU_ELEMS	4096U
 #define TRN_SIM_FPU_MACS	65536U
+/* How much dearer than EXP a value of ERF, GELU_ERF or GELU_ERF_GRAD is. */
+#define TRN_SIM_SERIES_COST	8U
 /*
  * Transposed B is staged TRN_SIM_BT_COLS stored rows (columns of B) at a
  * time, at most TRN_SIM_BT_CHUNK values of each per read.
@@ -915,6 +917,7 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
  * @bf16: results are stored as bf16
  * @fold: one result per row (REDUCE) rather than one per value
  * @cost: budget units charged per column of a row
+ * @fpu_elems: most values per kernel_fpu_begin() section
  */
 struct trn_sim_rows {
 	u64 dst;
@@ -929,6 +932,7 @@ struct trn_sim_rows {
 	bool bf16;
 	bool fold;
 	u32 cost;
+	u32 fpu_elems;
 };
 
 /*
@@ -1008,7 +1012,7 @@ trn_sim_rows_run(struct trn_sim_exec *x, const struct trn_sim_rows *r,
 		if (ret != TRN_SIM_OP_DONE)
 			return ret;
 		for (i = 0; i < r->cols; i += n) {
-			n = min(r->cols - i, TRN_SIM_FPU_ELEMS);
+			n = min(r->cols - i, r->fpu_elems);
 			kernel_fpu_begin();
 			fpu(r, a, b, i, n);
 			kernel_fpu_end();
@@ -1027,6 +1031,9 @@ trn_sim_rows_run(struct trn_sim_exec *x, const struct trn_sim_rows *r,
 static int trn_sim_op_unary(struct trn_sim_exec *x, u32 flags, long *budget)
 {
 	const struct trn_cmd_unary *c = &x->cmd.unary;
+	u32 op = cmd_u32(c->op);
+	/* ERF and the erf GELUs sum up to a hundred terms per value. */
+	bool series = op >= TRN_UNARY_ERF;
 	const struct trn_sim_rows r = {
 		.dst = cmd_u64(c->dst),
 		.dpitch = cmd_u64(c->dst_pitch),
@@ -1034,10 +1041,12 @@ static int trn_sim_op_unary(struct trn_sim_exec *x, u32 flags, long *budget)
 		.spitch = { cmd_u64(c->src_pitch) },
 		.rows = cmd_u32(c->rows),
 		.cols = cmd_u32(c->cols),
-		.op = cmd_u32(c->op),
-		.last_op = TRN_UNARY_RELU_GRAD,
+		.op = op,
+		.last_op = TRN_UNARY_GELU_ERF_GRAD,
 		.bf16 = flags & TRN_ELEM_DST_BF16,
-		.cost = 8,
+		.cost = series ? 8 * TRN_SIM_SERIES_COST : 8,
+		.fpu_elems = series ? TRN_SIM_FPU_ELEMS / TRN_SIM_SERIES_COST :
+				      TRN_SIM_FPU_ELEMS,
 	};
 
 	return trn_sim_rows_run(x, &r, trn_sim_unary_fpu, budget);
@@ -1059,6 +1068,7 @@ static int trn_sim_op_binary(struct trn_sim_exec *x, u32 flags, long *budget)
 		.last_op = TRN_BINARY_MIN,
 		.bf16 = flags & TRN_ELEM_DST_BF16,
 		.cost = 12,
+		.fpu_elems = TRN_SIM_FPU_ELEMS,
 	};
 
 	return trn_sim_rows_run(x, &r, trn_sim_binary_fpu, budget);
@@ -1078,6 +1088,7 @@ static int trn_sim_op_reduce(struct trn_sim_exec *x, long *budget)
 		.last_op = TRN_REDUCE_MAX,
 		.fold = true,
 		.cost = 4,
+		.fpu_elems = TRN_SIM_FPU_ELEMS,
 	};
 
 	return trn_sim_rows_run(x, &r, trn_sim_reduce_fpu, budget);

@@ -298,7 +298,8 @@ static const struct decode_case decode_cases[] = {
 	    HI(1), 1 | HI(1), D, D, D, 3, 2, 4 }, 8,
 	  DRM_TRN_STATUS_BAD_ALIGN },
 	{ "unary_bad_op",
-	  { HDR(TRN_OP_UNARY, 0, 6) | HI(10), 1 | HI(1), D, D, 4, 4 }, 6,
+	  { HDR(TRN_OP_UNARY, 0, 6) | HI(TRN_UNARY_GELU_ERF_GRAD + 1),
+	    1 | HI(1), D, D, 4, 4 }, 6,
 	  DRM_TRN_STATUS_BAD_ARG },
 	{ "unary_cols_zero",
 	  { HDR(TRN_OP_UNARY, 0, 6), 1, D, D, 4, 4 }, 6,
@@ -1367,6 +1368,27 @@ static const struct unary_case unary_cases[] = {
 	{ TRN_UNARY_SQRT, F_NZERO, F_NZERO },
 	{ TRN_UNARY_SQRT, F_NTWO, F_QNAN },
 	{ TRN_UNARY_EXP, F_SNAN, F_SNAN | 0x00400000 },
+	{ TRN_UNARY_LOG, F_TWO, 0x3f317218 },
+	{ TRN_UNARY_LOG, F_ONE, F_ZERO },
+	{ TRN_UNARY_LOG, F_NZERO, F_NINF },
+	{ TRN_UNARY_LOG, F_NTWO, F_QNAN },
+	{ TRN_UNARY_LOG, F_INF, F_INF },
+	{ TRN_UNARY_LOG, 0x00000001, 0xc2ce8ed0 },	/* smallest subnormal */
+	{ TRN_UNARY_LOG, F_SNAN, F_SNAN | 0x00400000 },
+	{ TRN_UNARY_ERF, F_ONE, 0x3f57bb3d },
+	{ TRN_UNARY_ERF, F_NINF, 0xbf800000 },
+	{ TRN_UNARY_ERF, F_NZERO, F_NZERO },
+	{ TRN_UNARY_ERF, F_FOUR, F_ONE },
+	{ TRN_UNARY_GELU_ERF, F_ONE, 0x3f57625f },
+	{ TRN_UNARY_GELU_ERF, 0xbf800000, 0xbe227686 },
+	{ TRN_UNARY_GELU_ERF, 0xc1200000, 0x9ab83c9b },	/* the tail at -10 */
+	{ TRN_UNARY_GELU_ERF, F_NINF, F_NZERO },
+	{ TRN_UNARY_GELU_ERF, F_INF, F_INF },
+	{ TRN_UNARY_GELU_ERF_GRAD, F_ZERO, F_HALF },
+	{ TRN_UNARY_GELU_ERF_GRAD, F_ONE, 0x3f8aaa15 },
+	{ TRN_UNARY_GELU_ERF_GRAD, 0xc2c80000, F_NZERO },	/* -100 */
+	{ TRN_UNARY_GELU_ERF_GRAD, F_NINF, F_NZERO },
+	{ TRN_UNARY_GELU_ERF_GRAD, F_INF, F_ONE },
 };
 
 static void unary_ops(struct kunit *test)

@@ -43,6 +43,11 @@ typedef struct trn_bo trn_bo_t;
 #define TRN_CAP_COMPUTE		(1ULL << 4)	/* MATMUL, UNARY, BINARY, REDUCE */
 #define TRN_CAP_EXEC_ALL	(TRN_CAP_TIMESTAMP | TRN_CAP_SEMAPHORES | \
 				 TRN_CAP_COMPUTE)
+/*
+ * UNARY's LOG, ERF, GELU_ERF and GELU_ERF_GRAD (uAPI 1.5; never set for an
+ * older driver, which fails them with TRN_STATUS_BAD_ARG).
+ */
+#define TRN_CAP_LOG_ERF		(1ULL << 5)
 
 /*
  * Description of one device. New fields are only ever taken from the
@@ -403,6 +408,10 @@ int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm);
 #define TRN_UNARY_SQRT		7
 #define TRN_UNARY_TANH		8
 #define TRN_UNARY_RELU_GRAD	9
+#define TRN_UNARY_LOG		10	/* these four: TRN_CAP_LOG_ERF */
+#define TRN_UNARY_ERF		11
+#define TRN_UNARY_GELU_ERF	12
+#define TRN_UNARY_GELU_ERF_GRAD	13
 #define TRN_BINARY_ADD		0
 #define TRN_BINARY_SUB		1
 #define TRN_BINARY_MUL		2

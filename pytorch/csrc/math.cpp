@@ -604,6 +604,27 @@ static std::optional<at::Tensor> unary_on_device(const at::Tensor &x,
 		return fall_back<ATEN_OP(op)>(x);                    \
 	}
 
+/* LOG, ERF and erf's GELU: devices with TRN_CAP_LOG_ERF (uAPI 1.5). */
+static bool has_log_erf(const at::Tensor &x)
+{
+	uint64_t caps = 0;
+
+	return x.is_privateuseone() &&
+	       !eager_device_capabilities(eager_dev(x.device().index()),
+					  &caps) &&
+	       (caps & TRN_CAP_LOG_ERF);
+}
+
+#define TRN_UNARY_LOG_ERF(op, fn)                                    \
+	static at::Tensor trn_##op(const at::Tensor &x)              \
+	{                                                            \
+		KernelScope k(#op);                                  \
+		if (has_log_erf(x))                                  \
+			if (auto r = unary_on_device(x, fn, #op))    \
+				return *r;                           \
+		return fall_back<ATEN_OP(op)>(x);                    \
+	}
+
 TRN_UNARY(relu, eager_relu)
 TRN_UNARY(exp, eager_exp)
 TRN_UNARY(neg, eager_neg)
@@ -614,15 +635,21 @@ TRN_UNARY(reciprocal, eager_recip)
 TRN_UNARY(tanh, eager_tanh)
 TRN_UNARY(sigmoid, eager_sigmoid)
 TRN_UNARY(silu, silu_fn)
+TRN_UNARY_LOG_ERF(log, eager_log)
+TRN_UNARY_LOG_ERF(erf, eager_erf)
 
 static at::Tensor trn_gelu(const at::Tensor &x, c10::string_view approximate)
 {
 	KernelScope k("gelu");
 
-	/* The ISA's GELU is the tanh form; PyTorch's default is erf's. */
-	if (approximate == "tanh")
+	/* GELU is the ISA's tanh form, GELU_ERF PyTorch's default. */
+	if (approximate == "tanh") {
 		if (auto r = unary_on_device(x, eager_gelu, "gelu"))
 			return *r;
+	} else if (approximate == "none" && has_log_erf(x)) {
+		if (auto r = unary_on_device(x, eager_gelu_erf, "gelu"))
+			return *r;
+	}
 	return fall_back<ATEN_OP(gelu)>(x, approximate);
 }
 
@@ -707,6 +734,13 @@ static void gelu_tanh_grad(const at::Tensor &out, const at::Tensor &g,
 	bin(eager_mul, out, out, g);
 }
 
+/* g * d/dx x Phi(x): UNARY GELU_ERF_GRAD, then a product. */
+static void gelu_erf_grad(const at::Tensor &out, const at::Tensor &g,
+			  const at::Tensor &x)
+{
+	bin(eager_gelu_erf_backward, out, g, x);
+}
+
 static at::Tensor trn_threshold_backward(const at::Tensor &grad,
 					 const at::Tensor &self,
 					 const at::Scalar &threshold)
@@ -747,10 +781,15 @@ static at::Tensor trn_gelu_backward(const at::Tensor &grad,
 {
 	KernelScope k("gelu_backward");
 
-	if (approximate == "tanh")
+	if (approximate == "tanh") {
 		if (auto r = grad_on_device(grad, self, gelu_tanh_grad,
 					    "gelu_backward"))
 			return *r;
+	} else if (approximate == "none" && has_log_erf(self)) {
+		if (auto r = grad_on_device(grad, self, gelu_erf_grad,
+					    "gelu_backward"))
+			return *r;
+	}
 	return fall_back<ATEN_OP(gelu_backward)>(grad, self, approximate);
 }
 
@@ -1101,6 +1140,18 @@ static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
 	return fall_back<ATEN_OP(_softmax)>(x, dim, half_to_float);
 }
 
+static at::Tensor trn_log_softmax(const at::Tensor &x, int64_t dim,
+				  bool half_to_float)
+{
+	KernelScope k("log_softmax");
+
+	if (!half_to_float && last_dim(x, dim) && has_log_erf(x))
+		if (auto r = unary_on_device(x, eager_log_softmax,
+					     "log_softmax"))
+			return *r;
+	return fall_back<ATEN_OP(_log_softmax)>(x, dim, half_to_float);
+}
+
 /* Per row of @t (its last dim), as a [rows][1] f32 view: the row sums. */
 static at::Tensor row_sums_of(const at::Tensor &t)
 {
@@ -1257,6 +1308,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("sigmoid", trn_sigmoid);
 	m.impl("silu", trn_silu);
 	m.impl("gelu", trn_gelu);
+	m.impl("log", trn_log);
+	m.impl("erf", trn_erf);
 	m.impl("threshold_backward", trn_threshold_backward);
 	m.impl("tanh_backward", trn_tanh_backward);
 	m.impl("sigmoid_backward", trn_sigmoid_backward);
@@ -1269,6 +1322,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("amax", trn_amax);
 	m.impl("max", trn_max);
 	m.impl("_softmax", trn_softmax);
+	m.impl("_log_softmax", trn_log_softmax);
 	m.impl("_softmax_backward_data", trn_softmax_backward);
 	m.impl("_log_softmax_backward_data", trn_log_softmax_backward);
 	m.impl("mse_loss", trn_mse_loss);

@@ -335,6 +335,93 @@ TEST_F(rt, reductions_softmax_backward_sgd)
 	free(hw);
 }
 
+/* How many of @n values are further than @rel relative + @abs from @want. */
+static int64_t far_values(const float *got, const double *want, int64_t n,
+			  double rel, double abs)
+{
+	int64_t i, bad = 0;
+
+	for (i = 0; i < n; i++)
+		if (!(fabs(got[i] - want[i]) <= rel * fabs(want[i]) + abs))
+			bad++;
+	return bad;
+}
+
+/*
+ * LOG, ERF and the erf GELU (uAPI 1.5), forward and backward, and
+ * log_softmax, against double-precision references: the ISA rounds those
+ * unary ops correctly, so they are within an ulp.
+ */
+TEST_F(rt, log_erf_gelu_log_softmax)
+{
+	enum { R = 19, C = 41, N = R * C };
+	float *hx, *hp, *hg, got[N];
+	double want[N], mx, sum;
+	eager_tensor_t *x = rand_tensor(&self->seed, R, C, -6, 6, &hx);
+	eager_tensor_t *p = rand_tensor(&self->seed, R, C, 1e-3f, 50, &hp);
+	eager_tensor_t *g = rand_tensor(&self->seed, R, C, -1, 1, &hg);
+	eager_tensor_t *out = empty2(R, C, EAGER_F32);
+	int64_t i, r, c;
+	int ret;
+
+	ASSERT_TRUE(x && p && g && out);
+	ret = eager_log(out, p);
+	if (ret == -EOPNOTSUPP)
+		SKIP(return, "the device has no LOG (TRN_CAP_LOG_ERF clear)");
+	ASSERT_EQ(0, ret);
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	for (i = 0; i < N; i++)
+		want[i] = log(hp[i]);
+	EXPECT_EQ(0, far_values(got, want, N, 0x1p-23, 0));
+
+	ASSERT_EQ(0, eager_erf(out, x));
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	for (i = 0; i < N; i++)
+		want[i] = erf(hx[i]);
+	EXPECT_EQ(0, far_values(got, want, N, 0x1p-23, 0));
+
+	ASSERT_EQ(0, eager_gelu_erf(out, x));
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	for (i = 0; i < N; i++)
+		want[i] = hx[i] * 0.5 * erfc(-hx[i] * M_SQRT1_2);
+	EXPECT_EQ(0, far_values(got, want, N, 0x1p-23, 1e-37));
+
+	/* The derivative is one rounding, the product with grad another. */
+	ASSERT_EQ(0, eager_gelu_erf_backward(out, g, x));
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	for (i = 0; i < N; i++)
+		want[i] = hg[i] * (0.5 * erfc(-hx[i] * M_SQRT1_2) + hx[i] *
+				   exp(-0.5 * hx[i] * hx[i]) / sqrt(2 * M_PI));
+	EXPECT_EQ(0, far_values(got, want, N, 0x1p-22, 1e-37));
+	/* out == grad: the derivative goes through a temporary. */
+	ASSERT_EQ(0, eager_copy(out, g));
+	ASSERT_EQ(0, eager_gelu_erf_backward(out, out, x));
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	EXPECT_EQ(0, far_values(got, want, N, 0x1p-22, 1e-37));
+
+	/* log_softmax in place, rows of values up to 6 apart. */
+	ASSERT_EQ(0, eager_copy(out, x));
+	ASSERT_EQ(0, eager_log_softmax(out, out));
+	ASSERT_EQ(0, eager_read_f32(out, got));
+	for (r = 0; r < R; r++) {
+		mx = hx[r * C];
+		for (c = 1; c < C; c++)
+			mx = fmax(mx, hx[r * C + c]);
+		sum = 0;
+		for (c = 0; c < C; c++)
+			sum += exp(hx[r * C + c] - mx);
+		for (c = 0; c < C; c++)
+			want[r * C + c] = hx[r * C + c] - mx - log(sum);
+	}
+	EXPECT_EQ(0, far_values(got, want, N, 1e-6, 1e-5));
+	EXPECT_EQ(-EINVAL, eager_log_softmax(out, NULL));
+	EXPECT_EQ(-EINVAL, eager_log(NULL, x));
+
+	free(hx);
+	free(hp);
+	free(hg);
+}
+
 TEST_F(rt, data_movement)
 {
 	const int64_t shape3[3] = { 3, 5, 7 }, shape4[4] = { 2, 3, 4, 5 };

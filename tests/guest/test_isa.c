@@ -839,19 +839,25 @@ struct unary_desc {
 	const char *name;
 	double lo, hi;
 	bool exact;
+	uint64_t cap;		/* capability bit beyond TRN_CAP_COMPUTE */
 };
 
 static const struct unary_desc unary_ops[] = {
-	{ TRN_UNARY_COPY, "copy", -100, 100, true },
-	{ TRN_UNARY_NEG, "neg", -100, 100, true },
-	{ TRN_UNARY_ABS, "abs", -100, 100, true },
-	{ TRN_UNARY_RELU, "relu", -100, 100, true },
-	{ TRN_UNARY_GELU, "gelu", -6, 6, false },
-	{ TRN_UNARY_EXP, "exp", -20, 20, false },
-	{ TRN_UNARY_RECIP, "recip", -100, 100, true },
-	{ TRN_UNARY_SQRT, "sqrt", 0.001, 1000, true },
-	{ TRN_UNARY_TANH, "tanh", -6, 6, false },
-	{ TRN_UNARY_RELU_GRAD, "relu_grad", -10, 10, true },
+	{ TRN_UNARY_COPY, "copy", -100, 100, true, 0 },
+	{ TRN_UNARY_NEG, "neg", -100, 100, true, 0 },
+	{ TRN_UNARY_ABS, "abs", -100, 100, true, 0 },
+	{ TRN_UNARY_RELU, "relu", -100, 100, true, 0 },
+	{ TRN_UNARY_GELU, "gelu", -6, 6, false, 0 },
+	{ TRN_UNARY_EXP, "exp", -20, 20, false, 0 },
+	{ TRN_UNARY_RECIP, "recip", -100, 100, true, 0 },
+	{ TRN_UNARY_SQRT, "sqrt", 0.001, 1000, true, 0 },
+	{ TRN_UNARY_TANH, "tanh", -6, 6, false, 0 },
+	{ TRN_UNARY_RELU_GRAD, "relu_grad", -10, 10, true, 0 },
+	{ TRN_UNARY_LOG, "log", 1e-3, 1e3, false, TRN_CAP_LOG_ERF },
+	{ TRN_UNARY_ERF, "erf", -4, 4, false, TRN_CAP_LOG_ERF },
+	{ TRN_UNARY_GELU_ERF, "gelu_erf", -8, 8, false, TRN_CAP_LOG_ERF },
+	{ TRN_UNARY_GELU_ERF_GRAD, "gelu_erf_grad", -8, 8, false,
+	  TRN_CAP_LOG_ERF },
 };
 
 /* The exact ones in f32, the others in double. */
@@ -879,6 +885,15 @@ static double unary_ref(uint32_t op, float x)
 		return sqrtf(x);
 	case TRN_UNARY_TANH:
 		return tanh((double)x);
+	case TRN_UNARY_LOG:
+		return log((double)x);
+	case TRN_UNARY_ERF:
+		return erf((double)x);
+	case TRN_UNARY_GELU_ERF:
+		return x * 0.5 * erfc(-x * M_SQRT1_2);
+	case TRN_UNARY_GELU_ERF_GRAD:
+		return 0.5 * erfc(-x * M_SQRT1_2) +
+		       x * exp(-0.5 * x * x) / sqrt(2 * M_PI);
 	default:
 		return x > 0 ? 1.0f : 0.0f;
 	}
@@ -894,6 +909,11 @@ TEST_F(isa, unary)
 	for (o = 0; o < ARRAY_SIZE(unary_ops); o++) {
 		const struct unary_desc *u = &unary_ops[o];
 
+		if (u->cap && !(self->info.capabilities & u->cap)) {
+			TH_LOG("%s: not on this device (capability bit clear)",
+			       u->name);
+			continue;
+		}
 		self->used = 0;
 		for (i = 0; i < CASES; i++) {
 			uint32_t rows = rnd_range(&self->seed, 1, 16);

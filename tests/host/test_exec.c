@@ -2325,6 +2325,10 @@ static void test_cmd_encoding(void)
 	PUT32(&e, 0x00060111, 9, 4, 65536);
 	/* dst, src, dst_pitch, src_pitch */
 	PUT64(&e, 0xd000, 0xe000, 0x100, 0);
+	CHECK_INT(trn_cmd_unary(cb, TRN_UNARY_GELU_ERF_GRAD, 0, 1, 2, 0xd000,
+				8, 0xe000, 8), 0);
+	PUT32(&e, 0x00060011, 13, 1, 2);
+	PUT64(&e, 0xd000, 0xe000, 8, 8);
 	CHECK_INT(trn_cmd_binary(cb, TRN_BINARY_MIN,
 				 TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW, 1, 2,
 				 0xf000, 8, 0x10000, 16, 0x11000, 4), 0);
@@ -2441,7 +2445,7 @@ static void test_cmd_refused(void)
 	CHECK_REFUSED(trn_cmd_call(cb, 0x1000, 0), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_call(cb, 0x1000, 12), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_call(cb, 0x1004, 16), -EINVAL, cb, snap);
-	CHECK_REFUSED(trn_cmd_unary(cb, TRN_UNARY_RELU_GRAD + 1, 0, 1, 1, 0, 0,
+	CHECK_REFUSED(trn_cmd_unary(cb, TRN_UNARY_GELU_ERF_GRAD + 1, 0, 1, 1, 0, 0,
 				    0, 0), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_unary(cb, 0, TRN_BINARY_B_PER_ROW, 1, 1, 0, 0, 0,
 				    0), -EINVAL, cb, snap);

@@ -277,9 +277,22 @@ def unary_and_reductions():
     assert torch.isnan(nan.to("trn").amax(-1).cpu()).all()
     F = torch.nn.functional
     assert_close(F.gelu(d, approximate="tanh").cpu(), F.gelu(x, approximate="tanh"))
-    assert_close(F.gelu(d).cpu(), F.gelu(x))           # erf: fallback
+    assert_close(F.gelu(d).cpu(), F.gelu(x))           # erf: GELU_ERF
+    assert_close(F.gelu(d.bfloat16()).cpu(), F.gelu(x.bfloat16()))
+    assert_close(torch.erf(d).cpu(), torch.erf(x))
+    assert_close(torch.log(dp).cpu(), torch.log(pos))
+    # log's edges as the CPU has them: -inf at 0, NaN below.
+    edge = torch.tensor([0.0, -0.0, -1.0, float("inf"), 1.0, 1e-45])
+    assert_close(torch.log(edge.to("trn")).cpu(), torch.log(edge), equal_nan=True)
     assert_close(torch.softmax(d, -1).cpu(), torch.softmax(x, -1))
     assert_close(torch.softmax(d, 0).cpu(), torch.softmax(x, 0))   # fallback
+    assert_close(F.log_softmax(d, -1).cpu(), F.log_softmax(x, -1))
+    assert_close(F.log_softmax(d.bfloat16(), -1).cpu(),
+                 F.log_softmax(x.bfloat16(), -1))
+    # Rows far apart: finite where exp underflows (no log(softmax)).
+    wide = torch.tensor([[0.0, -200.0, 100.0], [-1e4, 1e4, 0.0]])
+    assert_close(F.log_softmax(wide.to("trn"), -1).cpu(), F.log_softmax(wide, -1))
+    assert_close(F.log_softmax(d, 0).cpu(), F.log_softmax(x, 0))   # fallback
     y = torch.randn(9, 6)
     assert_close(F.mse_loss(d, y.to("trn")).cpu(), F.mse_loss(x, y))
     v = torch.randn(100000)
@@ -297,10 +310,12 @@ def unary_and_reductions():
     assert s.shape == (1,), s.shape
     on_device_only(before, trn_ops(), "relu", "exp", "neg", "abs", "sqrt", "rsqrt",
                    "reciprocal", "tanh", "sigmoid", "silu", "threshold_backward",
-                   "sum", "mean", "amax", "max", "gelu", "softmax", "mse_loss")
+                   "sum", "mean", "amax", "max", "gelu", "softmax", "mse_loss",
+                   "log", "erf", "log_softmax")
     fb = torch.trn.fallback_counts()
-    assert any(k.startswith("aten::gelu") for k in fb), fb
+    assert not any(k.startswith("aten::gelu") for k in fb), fb
     assert any(k.startswith("aten::sum") for k in fb), fb
+    assert any(k.startswith("aten::_log_softmax") for k in fb), fb   # dim 0
 
 
 @test
@@ -308,16 +323,18 @@ def backward_ops_match_cpu():
     """Autograd through every activation and softmax on trn: the gradients
     match the CPU's, and none of the backward ops falls back."""
     F = torch.nn.functional
-    acts = {
-        "tanh_backward": torch.tanh,
-        "sigmoid_backward": torch.sigmoid,
-        "gelu_backward": lambda t: F.gelu(t, approximate="tanh"),
-        "softmax_backward": lambda t: torch.softmax(t, -1),
-        "threshold_backward": torch.relu,
-    }
+    acts = [
+        ("tanh_backward", torch.tanh),
+        ("sigmoid_backward", torch.sigmoid),
+        ("gelu_backward", lambda t: F.gelu(t, approximate="tanh")),
+        ("gelu_backward", F.gelu),
+        ("softmax_backward", lambda t: torch.softmax(t, -1)),
+        ("log_softmax_backward", lambda t: F.log_softmax(t, -1)),
+        ("threshold_backward", torch.relu),
+    ]
     x0 = torch.randn(7, 5) * 3
     w = torch.randn(7, 5)
-    for name, f in acts.items():
+    for name, f in acts:
         xc = x0.clone().requires_grad_()
         (f(xc) * w).sum().backward()
         xt = x0.to("trn").requires_grad_()
@@ -326,15 +343,27 @@ def backward_ops_match_cpu():
         assert_close(xt.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5, msg=name)
         assert torch.trn.device_op_counts().get(name, 0) >= 1, name
         assert not torch.trn.fallback_counts(), (name, torch.trn.fallback_counts())
-    # log_softmax: the forward through the fallback (the ISA has no LOG),
-    # its backward on the device.
-    xc = x0.clone().requires_grad_()
-    (F.log_softmax(xc, -1) * w).sum().backward()
-    xt = x0.to("trn").requires_grad_()
+
+
+@test
+def cross_entropy_on_device_but_the_gather():
+    """cross_entropy = log_softmax (trn) + nll_loss, whose gather of the
+    targets' columns the ISA cannot do: only nll_loss falls back."""
+    F = torch.nn.functional
+    logits = torch.randn(12, 7) * 2
+    target = torch.randint(0, 7, (12,))
+    lc = logits.clone().requires_grad_()
+    loss_c = F.cross_entropy(lc, target)
+    loss_c.backward()
+    lt = logits.to("trn").requires_grad_()
     torch.trn.reset_counts()
-    (F.log_softmax(xt, -1) * w.to("trn")).sum().backward()
-    assert_close(xt.grad.cpu(), xc.grad, rtol=1e-5, atol=1e-5)
-    assert torch.trn.device_op_counts().get("log_softmax_backward", 0) == 1
+    loss_t = F.cross_entropy(lt, target.to("trn"))
+    loss_t.backward()
+    assert_close(loss_t.cpu(), loss_c, rtol=1e-5, atol=1e-6)
+    assert_close(lt.grad.cpu(), lc.grad, rtol=1e-5, atol=1e-6)
+    ops, fb = torch.trn.device_op_counts(), torch.trn.fallback_counts()
+    assert ops.get("log_softmax", 0) == 1 and ops.get("log_softmax_backward", 0) == 1, ops
+    assert fb and all(k.startswith("aten::nll_loss") for k in fb), fb
 
 
 @test
@@ -484,8 +513,9 @@ class DeepMLP(torch.nn.Module):
         self.l3 = torch.nn.Linear(32, 8)
 
     def forward(self, x):
-        h = torch.nn.functional.gelu(self.l1(x), approximate="tanh")
-        h = torch.tanh(self.l2(h)) * torch.sigmoid(h)
+        F = torch.nn.functional
+        h = F.gelu(self.l1(x))                      # erf's GELU
+        h = torch.tanh(self.l2(h)) * torch.sigmoid(F.gelu(h, approximate="tanh"))
         return torch.softmax(self.l3(h), -1).mean(1)
 
 
@@ -510,6 +540,7 @@ def deep_mlp_with_momentum_trains_like_cpu():
     for n in ("gelu_backward", "tanh_backward", "sigmoid_backward",
               "softmax_backward", "mean", "mul_"):
         assert ops.get(n, 0) >= 10, (n, ops)
+    assert ops["gelu"] >= 20 and ops["gelu_backward"] >= 20, ops   # both forms
 
 
 @test

@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	4
+#define DRM_TRN_UAPI_MINOR	5
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -122,6 +122,11 @@ struct drm_trn_query {
 #define DRM_TRN_CAP_SEMAPHORES		(1ULL << 3)
 /** @DRM_TRN_CAP_COMPUTE: MATMUL, UNARY, BINARY and REDUCE. */
 #define DRM_TRN_CAP_COMPUTE		(1ULL << 4)
+/**
+ * @DRM_TRN_CAP_LOG_ERF: UNARY's LOG, ERF, GELU_ERF and GELU_ERF_GRAD
+ * (uAPI 1.5; a driver before 1.5 fails them with %DRM_TRN_STATUS_BAD_ARG).
+ */
+#define DRM_TRN_CAP_LOG_ERF		(1ULL << 5)
 
 /**
  * struct drm_trn_device_info - answer to %DRM_TRN_QUERY_DEVICE_INFO

@@ -89,6 +89,11 @@ enum trn_opcode {
 #define TRN_UNARY_SQRT	7
 #define TRN_UNARY_TANH	8
 #define TRN_UNARY_RELU_GRAD	9
+/* Since uAPI 1.5, where the device reports %DRM_TRN_CAP_LOG_ERF. */
+#define TRN_UNARY_LOG		10
+#define TRN_UNARY_ERF		11
+#define TRN_UNARY_GELU_ERF	12
+#define TRN_UNARY_GELU_ERF_GRAD	13
 
 #define TRN_BINARY_ADD	0
 #define TRN_BINARY_SUB	1
