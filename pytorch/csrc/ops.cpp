@@ -19,6 +19,7 @@
 #include <ATen/native/CPUFallback.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/set_native.h>
 #include <ATen/ops/view_native.h>
 #include <ATen/native/Resize.h>
 #include <ATen/EmptyTensor.h>
@@ -338,6 +339,59 @@ static const at::Tensor &trn_resize(const at::Tensor &self,
 	return self;
 }
 
+/*
+ * `set_(storage, offset, size, stride)`: @self becomes a view of a trn
+ * storage of the same device, with PyTorch's checks (devices match, the
+ * view within the storage, no negative strides), all made before anything
+ * changes; empty @stride is contiguous. Nothing is copied or allocated.
+ */
+static at::Tensor &trn_set_storage(at::Tensor &self, at::Storage source,
+				   int64_t offset, at::IntArrayRef size,
+				   at::IntArrayRef stride)
+{
+	KernelScope k("set_");
+	std::vector<int64_t> strides(stride.begin(), stride.end());
+
+	TORCH_CHECK(source.device().type() == c10::DeviceType::PrivateUse1,
+		    "trn: set_ needs a trn storage, not one on ",
+		    source.device());
+	if (!stride.data()) {
+		int64_t step = 1;
+
+		strides.resize(size.size());
+		for (size_t i = size.size(); i-- > 0;) {
+			strides[i] = step;
+			step *= std::max<int64_t>(size[i], 1);
+		}
+	}
+	TORCH_CHECK(strides.size() == size.size(), "trn: set_: ", size.size(),
+		    " sizes but ", strides.size(), " strides");
+	for (int64_t st : strides)
+		TORCH_CHECK(st >= 0, "trn: set_: Negative strides are not "
+			    "supported, got ", at::IntArrayRef(strides));
+	TORCH_CHECK(offset >= 0, "trn: set_: invalid storage offset ", offset);
+	at::native::checkInBoundsForStorage(size, at::IntArrayRef(strides),
+					    offset, self.dtype(), source);
+	at::native::checkSetStorage(self, std::move(source), offset, size,
+				    at::IntArrayRef(strides));
+	at::native::setStrided(self, size, at::IntArrayRef(strides), offset);
+	count_device_op("set_");
+	return self;
+}
+
+/* `set_()`: @self becomes an empty tensor over a new, empty storage. */
+static at::Tensor &trn_set_empty(at::Tensor &self)
+{
+	KernelScope k("set_");
+	/* The allocator tags the storage with the current device: @self's. */
+	const c10::DeviceGuard guard(self.device());
+	c10::Storage empty(c10::Storage::use_byte_size_t(), 0,
+			   allocator()->allocate(0), allocator(), true);
+	const int64_t size[1] = { 0 };
+
+	return trn_set_storage(self, std::move(empty), 0, size, {});
+}
+
 /* `.item()`: one element to the host, waiting for the stream. */
 static at::Scalar trn_item(const at::Tensor &self)
 {
@@ -414,6 +468,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("view", at::native::view);
 	m.impl("_reshape_alias", at::native::_reshape_alias);
 	m.impl("resize_", trn_resize);
+	m.impl("set_.source_Storage_storage_offset", trn_set_storage);
+	m.impl("set_.source_Storage", at::native::set_);
+	m.impl("set_.source_Tensor", at::native::set_tensor_);
+	m.impl("set_", trn_set_empty);
 	m.impl("_copy_from", trn_copy_from);
 	m.impl("_copy_from_and_resize", trn_copy_from_and_resize);
 	m.impl("fill_.Scalar", trn_fill);

@@ -381,6 +381,51 @@ def views_and_resize():
     assert torch.equal(r[:24].cpu(), x)
 
 
+def refused(fn, *words):
+    try:
+        fn()
+    except RuntimeError as e:
+        assert all(w in str(e) for w in words), e
+    else:
+        raise AssertionError(f"not refused: {words}")
+
+
+@test
+def set_shares_storage():
+    """set_ makes a tensor a view of another's storage (no copy), in every
+    form; bad views are refused and change nothing."""
+    x = torch.arange(12.0)
+    a = x.to("trn")
+    b = torch.empty(0, device="trn")
+    b.set_(a.untyped_storage(), 2, (2, 3), (3, 1))
+    assert torch.equal(b.cpu(), x.as_strided((2, 3), (3, 1), 2))
+    b.add_(100)                              # writes through to a
+    assert a.cpu()[2] == 102 and a.cpu()[1] == 1, a.cpu()
+    c = torch.empty(0, device="trn")
+    c.set_(a.untyped_storage(), 4, (2, 2))   # no stride: contiguous
+    assert c.stride() == (2, 1) and c.cpu()[0, 0] == a.cpu()[4]
+    e = torch.empty(0, device="trn")
+    e.set_(a.untyped_storage())              # all of it, one dimension
+    assert e.shape == (12,) and torch.equal(e.cpu(), a.cpu())
+    f = torch.empty(0, device="trn")
+    f.set_(a)                                # another tensor's view
+    assert f.data_ptr() == a.data_ptr() and f.shape == a.shape
+    g = a.clone()
+    g.set_()                                 # empty, still on trn:0
+    assert g.numel() == 0 and g.device == a.device, (g.shape, g.device)
+    assert torch.trn.device_op_counts().get("set_", 0) >= 4
+    before = (b.shape, b.stride(), b.storage_offset())
+    refused(lambda: b.set_(a.untyped_storage(), 10, (2, 3)), "out of bounds")
+    refused(lambda: b.set_(a.untyped_storage(), 0, (2, 3), (-1, 1)), "Negative strides")
+    refused(lambda: b.set_(torch.zeros(4).untyped_storage(), 0, (4,)), "trn storage")
+    refused(lambda: torch.empty(0, device="trn:1").set_(a.untyped_storage(), 0, (2,)),
+            "devices must match")
+    other = torch.zeros(4, device="trn")
+    refused(lambda: b.set_(other.untyped_storage(), 3, (2, 3)), "out of bounds")
+    assert (b.shape, b.stride(), b.storage_offset()) == before
+    assert b.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()
+
+
 @test
 def no_host_round_trip():
     """A chain of device kernels copies nothing back until .cpu()."""
