@@ -447,6 +447,17 @@ int eager_sgd(eager_tensor_t *w, const eager_tensor_t *g, float lr);
 int eager_raw_alloc(struct eager_device dev, uint64_t size,
 		    struct eager_block **out);
 void eager_raw_free(struct eager_block *b);
+
+/*
+ * @size bytes of pinned host memory of trn:N, for a framework's pinned
+ * memory allocator: a mapped host buffer of the staging pool, *@cpu its
+ * CPU address. eager_raw_copy() moves bytes between it and that device's
+ * blocks with the device's COPY alone, no staging copy. eager_raw_free()
+ * gives it back; the pool hands it out again only once every job that
+ * used it has finished (the CPU writes it at once).
+ */
+int eager_pinned_alloc(struct eager_device dev, uint64_t size,
+		       struct eager_block **out, void **cpu);
 uint64_t eager_block_va(const struct eager_block *b);
 struct eager_device eager_block_device(const struct eager_block *b);
 

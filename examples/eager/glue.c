@@ -26,6 +26,22 @@ int eager_raw_alloc(struct eager_device dev, uint64_t size,
 	return ret ? ret : eager_block_alloc(&be->hbm, s, size, out);
 }
 
+int eager_pinned_alloc(struct eager_device dev, uint64_t size,
+		       struct eager_block **out, void **cpu)
+{
+	struct eager_backend *be;
+	int ret;
+
+	if (!out || !cpu || !size || dev.type != EAGER_TRN)
+		return -EINVAL;
+	ret = eager_backend_get(dev, &be);
+	if (!ret)
+		ret = eager_block_alloc(&be->staging, NULL, size, out);
+	if (!ret)
+		*cpu = (*out)->map;
+	return ret;
+}
+
 void eager_raw_free(struct eager_block *b)
 {
 	if (b)

@@ -7,6 +7,7 @@
  * PrivateUse1 hooks.
  */
 #include <cstring>
+#include <map>
 
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
@@ -107,6 +108,89 @@ c10::Allocator *allocator()
 }
 
 REGISTER_ALLOCATOR(c10::DeviceType::PrivateUse1, &trn_allocator);
+
+/* Live pinned allocations by CPU address (under runtime_lock()). */
+struct PinnedRange {
+	size_t size;
+	struct eager_block *block;
+};
+
+static std::map<uintptr_t, PinnedRange> &pinned_ranges()
+{
+	static std::map<uintptr_t, PinnedRange> ranges;
+	return ranges;
+}
+
+static void free_pinned(void *ctx)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	auto *b = static_cast<struct eager_block *>(ctx);
+	auto &ranges = pinned_ranges();
+
+	for (auto it = ranges.begin(); it != ranges.end(); ++it)
+		if (it->second.block == b) {
+			ranges.erase(it);
+			break;
+		}
+	eager_raw_free(b);
+}
+
+struct TrnPinnedAllocator final : c10::Allocator {
+	c10::DataPtr allocate(size_t n) override
+	{
+		std::lock_guard<std::recursive_mutex> g(runtime_lock());
+		int dev = current_device();
+		c10::Device cpu(c10::DeviceType::CPU);
+		struct eager_block *b = nullptr;
+		void *p = nullptr;
+		int ret;
+
+		if (!n)
+			return { nullptr, nullptr, &free_nothing, cpu };
+		ret = eager_pinned_alloc(eager_dev(dev), n, &b, &p);
+		if (ret == -ENOMEM || ret == -EDQUOT || ret == -E2BIG)
+			TORCH_CHECK_WITH(OutOfMemoryError, false,
+					 "trn:", dev, ": out of pinned memory "
+					 "allocating ", n, " bytes (",
+					 trn_strerror(ret), ")");
+		check(ret, "pin memory");
+		pinned_ranges()[reinterpret_cast<uintptr_t>(p)] = { n, b };
+		return { p, b, &free_pinned, cpu };
+	}
+
+	c10::DeleterFnPtr raw_deleter() const override
+	{
+		return nullptr;
+	}
+
+	void copy_data(void *dest, const void *src, size_t count) const override
+	{
+		std::memcpy(dest, src, count);
+	}
+};
+
+static TrnPinnedAllocator trn_pinned_allocator;
+
+c10::Allocator *pinned_allocator()
+{
+	return &trn_pinned_allocator;
+}
+
+struct eager_block *pinned_block_of(const void *p, uint64_t *offset)
+{
+	std::lock_guard<std::recursive_mutex> g(runtime_lock());
+	auto &ranges = pinned_ranges();
+	uintptr_t a = reinterpret_cast<uintptr_t>(p);
+	auto it = ranges.upper_bound(a);
+
+	if (!p || it == ranges.begin())
+		return nullptr;
+	--it;
+	if (a - it->first >= it->second.size)
+		return nullptr;
+	*offset = a - it->first;
+	return it->second.block;
+}
 
 struct eager_block *block_of(const at::Tensor &t)
 {
@@ -296,6 +380,18 @@ struct TrnHooks final : at::PrivateUse1HooksInterface {
 	bool hasPrimaryContext(c10::DeviceIndex index) const override
 	{
 		return index >= 0 && index < device_count();
+	}
+
+	bool isPinnedPtr(const void *p) const override
+	{
+		uint64_t offset;
+
+		return pinned_block_of(p, &offset) != nullptr;
+	}
+
+	c10::Allocator *getPinnedMemoryAllocator() const override
+	{
+		return pinned_allocator();
 	}
 
 	c10::Device getDeviceFromPtr(void *) const override

@@ -216,12 +216,54 @@ static at::Tensor host_view(const at::Tensor &t, const at::Tensor &image)
 		.as_strided(t.sizes(), t.strides(), t.storage_offset());
 }
 
+/*
+ * Between trn tensor @d and CPU tensor @h in pinned memory of @d's device,
+ * both contiguous, one dtype: the device's COPY alone, no staging copy.
+ * With @wait, until the stream has run it (errors raised); without, the
+ * caller synchronises (non_blocking=True). False if they are no such pair.
+ */
+static bool pinned_copy(const at::Tensor &d, const at::Tensor &h,
+			bool to_device, bool wait)
+{
+	uint64_t off;
+	struct eager_block *b;
+
+	if (!d.is_contiguous() || !h.is_contiguous() ||
+	    d.scalar_type() != h.scalar_type())
+		return false;
+	b = pinned_block_of(h.data_ptr(), &off);
+	if (!b || eager_block_device(b).index !=
+			  static_cast<unsigned int>(d.device().index()))
+		return false;
+	if (to_device)
+		check(eager_raw_copy(block_of(d), byte_offset(d), b, off,
+				     d.nbytes()),
+		      "copy to the device");
+	else
+		check(eager_raw_copy(b, off, block_of(d), byte_offset(d),
+				     d.nbytes()),
+		      "copy to the host");
+	if (wait)
+		check(eager_stream_synchronize(eager_current_stream(
+			      eager_dev(d.device().index()))),
+		      to_device ? "copy to the device" : "copy to the host");
+	count_device_op(to_device ? "copy_h2d_pinned" : "copy_d2h_pinned");
+	return true;
+}
+
 /* @dst (trn) = @src (cpu), any layout and dtype. */
-static void copy_to_device(const at::Tensor &dst, const at::Tensor &src)
+static void copy_to_device(const at::Tensor &dst, const at::Tensor &src,
+			   bool non_blocking)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
 	const c10::DeviceGuard guard(dst.device());
 
+	/*
+	 * Blocking copies are staged even from pinned memory: the caller may
+	 * rewrite @src at once, and staging does not wait for the stream.
+	 */
+	if (non_blocking && pinned_copy(dst, src, true, false))
+		return;
 	if (dst.is_contiguous()) {
 		at::Tensor s = src.to(dst.scalar_type()).contiguous();
 
@@ -239,12 +281,15 @@ static void copy_to_device(const at::Tensor &dst, const at::Tensor &src)
 	count_device_op("copy_h2d_strided");
 }
 
-/* @dst (cpu) = @src (trn); synchronous. */
-static void copy_to_host(const at::Tensor &dst, const at::Tensor &src)
+/* @dst (cpu) = @src (trn); synchronous but into pinned memory. */
+static void copy_to_host(const at::Tensor &dst, const at::Tensor &src,
+			 bool non_blocking)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
 	const c10::DeviceGuard guard(src.device());
 
+	if (pinned_copy(src, dst, false, !non_blocking))
+		return;
 	if (src.is_contiguous()) {
 		at::Tensor h = at::empty(src.sizes(),
 					 src.options().device(at::kCPU));
@@ -275,9 +320,9 @@ static at::Tensor trn_copy_from(const at::Tensor &src, const at::Tensor &dst,
 	if (!self.numel())
 		return dst;
 	if (self.is_cpu()) {
-		copy_to_device(dst, self);
+		copy_to_device(dst, self, non_blocking);
 	} else if (dst.is_cpu()) {
-		copy_to_host(dst, self);
+		copy_to_host(dst, self, non_blocking);
 	} else if (self.device() == dst.device() &&
 		   self.scalar_type() == dst.scalar_type() &&
 		   self.is_contiguous() && dst.is_contiguous()) {
@@ -293,8 +338,8 @@ static at::Tensor trn_copy_from(const at::Tensor &src, const at::Tensor &dst,
 		at::Tensor h = at::empty(self.sizes(),
 					 self.options().device(at::kCPU));
 
-		copy_to_host(h, self);
-		copy_to_device(dst, h);
+		copy_to_host(h, self, false);
+		copy_to_device(dst, h, false);
 	}
 	return dst;
 }
@@ -400,7 +445,7 @@ static at::Scalar trn_item(const at::Tensor &self)
 
 	TORCH_CHECK(self.numel() == 1, "trn: item() of a tensor with ",
 		    self.numel(), " elements");
-	copy_to_host(h, self);
+	copy_to_host(h, self, false);
 	return h.item();
 }
 

@@ -54,6 +54,14 @@ void reset_counts();
 /* The caching allocator (c10::Allocator over eager_raw_alloc). */
 c10::Allocator *allocator();
 
+/*
+ * Pinned host memory (pin_memory(), pin_memory=True): host buffers of the
+ * device current at allocation. The block that holds CPU address @p and
+ * @p's offset in it, or nullptr if @p is not in pinned memory of ours.
+ */
+c10::Allocator *pinned_allocator();
+struct eager_block *pinned_block_of(const void *p, uint64_t *offset);
+
 /* The eager block behind a trn tensor's storage, and its byte offset. */
 struct eager_block *block_of(const at::Tensor &t);
 uint64_t byte_offset(const at::Tensor &t);

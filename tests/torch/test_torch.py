@@ -427,6 +427,43 @@ def set_shares_storage():
 
 
 @test
+def pinned_memory():
+    """pin_memory() gives host buffers of the current trn device; copies
+    between them and that device with non_blocking=True are the device's
+    COPY alone (no staging), their results there after a sync."""
+    x = torch.randn(64, 33)
+    p = x.pin_memory()
+    assert p.is_pinned() and not x.is_pinned() and torch.equal(p, x)
+    back = torch.empty(64, 33, pin_memory=True)
+    assert back.is_pinned() and back.device.type == "cpu"
+    torch.trn.reset_counts()
+    d = p.to("trn", non_blocking=True)
+    part = p[3:10].to("trn", non_blocking=True)      # at an offset
+    back.copy_(d * 2, non_blocking=True)
+    torch.trn.synchronize()
+    assert torch.equal(back, x * 2)
+    assert torch.equal(part.cpu(), x[3:10])
+    ops = torch.trn.device_op_counts()
+    assert ops.get("copy_h2d_pinned") == 2 and ops.get("copy_d2h_pinned") == 1, ops
+    assert not ops.get("copy_h2d"), ops
+    # Blocking: into pinned memory the COPY and a wait; from it, staged
+    # (the caller may rewrite it at once).
+    back.copy_(d + 1)
+    assert torch.equal(back, x + 1)
+    q = p.to("trn")
+    p.zero_()
+    assert torch.equal(q.cpu(), x)
+    # Another device, another dtype, a strided view: the ordinary path.
+    assert torch.equal(x.pin_memory().to("trn:1", non_blocking=True).cpu(), x)
+    assert torch.equal(p.t().to("trn", non_blocking=True).cpu(), p.t())
+    h = p.to("trn", torch.bfloat16, non_blocking=True)
+    assert h.dtype == torch.bfloat16
+    ops = torch.trn.device_op_counts()
+    assert ops.get("copy_h2d_pinned") == 2 and ops.get("copy_d2h_pinned") == 2, ops
+    del p, back
+
+
+@test
 def no_host_round_trip():
     """A chain of device kernels copies nothing back until .cpu()."""
     x = torch.randn(16, 16).to("trn")
