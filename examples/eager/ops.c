@@ -307,6 +307,12 @@ int eager_min_scalar(eager_tensor_t *out, const eager_tensor_t *x,
 	return binary_scalar(out, x, TRN_BINARY_MIN, value);
 }
 
+/* LOG, ERF and the erf GELUs are uAPI 1.5's; older devices say no. */
+static bool has_log_erf(const eager_stream_t *s)
+{
+	return s->be->info.capabilities & TRN_CAP_LOG_ERF;
+}
+
 static int unary(eager_tensor_t *out, const eager_tensor_t *x, uint32_t op)
 {
 	const eager_tensor_t *ts[2] = { out, x };
@@ -315,6 +321,8 @@ static int unary(eager_tensor_t *out, const eager_tensor_t *x, uint32_t op)
 
 	if (ret)
 		return ret;
+	if (op >= TRN_UNARY_LOG && !has_log_erf(s))
+		return -EOPNOTSUPP;
 	if (x->dtype != EAGER_F32 || out->numel != x->numel ||
 	    (same_storage(out, x) && out->va != x->va))
 		return -EINVAL;
@@ -369,43 +377,14 @@ int eager_tanh(eager_tensor_t *out, const eager_tensor_t *x)
 	return unary(out, x, TRN_UNARY_TANH);
 }
 
-/* LOG, ERF and the erf GELUs are uAPI 1.5's; older devices say no. */
-static bool has_log_erf(const eager_stream_t *s)
-{
-	return s->be->info.capabilities & TRN_CAP_LOG_ERF;
-}
-
-static int unary_log_erf(eager_tensor_t *out, const eager_tensor_t *x,
-			 uint32_t op)
-{
-	const eager_tensor_t *ts[2] = { out, x };
-	eager_stream_t *s;
-	int ret = op_stream(&s, 2, ts);
-
-	if (ret)
-		return ret;
-	if (!has_log_erf(s))
-		return -EOPNOTSUPP;
-	return unary(out, x, op);
-}
-
-int eager_log(eager_tensor_t *out, const eager_tensor_t *x)
-{
-	return unary_log_erf(out, x, TRN_UNARY_LOG);
-}
-
-int eager_erf(eager_tensor_t *out, const eager_tensor_t *x)
-{
-	return unary_log_erf(out, x, TRN_UNARY_ERF);
-}
-
-int eager_gelu_erf(eager_tensor_t *out, const eager_tensor_t *x)
-{
-	return unary_log_erf(out, x, TRN_UNARY_GELU_ERF);
-}
-
-int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
-			    const eager_tensor_t *x)
+/*
+ * out = op(x) * grad, all f32 of one shape, for the UNARY derivatives
+ * (RELU_GRAD: the 0/1 mask, exact; GELU_ERF_GRAD). op(x) goes to out,
+ * unless that would overwrite grad first: then to a temporary.
+ */
+static int derivative_times_grad(eager_tensor_t *out,
+				 const eager_tensor_t *grad,
+				 const eager_tensor_t *x, uint32_t op)
 {
 	const eager_tensor_t *ts[3] = { out, grad, x };
 	eager_tensor_t *d = NULL;
@@ -415,13 +394,12 @@ int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 
 	if (ret)
 		return ret;
-	if (!has_log_erf(s))
+	if (op == TRN_UNARY_GELU_ERF_GRAD && !has_log_erf(s))
 		return -EOPNOTSUPP;
 	if (out->dtype != EAGER_F32 || grad->dtype != EAGER_F32 ||
 	    x->dtype != EAGER_F32 || out->numel != grad->numel ||
 	    x->numel != grad->numel)
 		return -EINVAL;
-	/* The derivative goes to out, unless that would overwrite grad. */
 	if (same_storage(out, grad)) {
 		ret = eager_tensor_new(out->device, EAGER_F32, out->ndim,
 				       out->shape, &d);
@@ -432,16 +410,35 @@ int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 		dva = out->va;
 	}
 	ret = use_all(s, 3, ts, d);
-	/* d = gelu'(x), then out = d * grad. */
 	if (!ret)
-		ret = unary_flat(s, TRN_UNARY_GELU_ERF_GRAD, 0, x->numel, dva,
-				 4, x->va);
+		ret = unary_flat(s, op, 0, x->numel, dva, 4, x->va);
 	if (!ret)
 		ret = binary_flat(s, TRN_BINARY_MUL, 0, x->numel, out->va, 4,
 				  dva, grad->va, false);
 	ret = op_end(s, ret);
-	eager_free(d);
+	eager_free(d);	/* same stream reuses it in order */
 	return ret;
+}
+
+int eager_log(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_LOG);
+}
+
+int eager_erf(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_ERF);
+}
+
+int eager_gelu_erf(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return unary(out, x, TRN_UNARY_GELU_ERF);
+}
+
+int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
+			    const eager_tensor_t *x)
+{
+	return derivative_times_grad(out, grad, x, TRN_UNARY_GELU_ERF_GRAD);
 }
 
 int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x)
@@ -478,90 +475,16 @@ int eager_sigmoid(eager_tensor_t *out, const eager_tensor_t *x)
 int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 			const eager_tensor_t *x)
 {
-	const eager_tensor_t *ts[3] = { out, grad, x };
-	eager_tensor_t *mask = NULL;
-	eager_stream_t *s;
-	uint64_t mva;
-	int ret = op_stream(&s, 3, ts);
-
-	if (ret)
-		return ret;
-	if (out->dtype != EAGER_F32 || grad->dtype != EAGER_F32 ||
-	    x->dtype != EAGER_F32 || out->numel != grad->numel ||
-	    x->numel != grad->numel)
-		return -EINVAL;
-	/* The mask goes to out, unless that would overwrite grad first. */
-	if (same_storage(out, grad)) {
-		ret = eager_tensor_new(out->device, EAGER_F32, out->ndim,
-				       out->shape, &mask);
-		if (ret)
-			return ret;
-		mva = mask->va;
-	} else {
-		mva = out->va;
-	}
-	ret = use_all(s, 3, ts, mask);
-	/* mask = (x > 0), then out = mask * grad (both exact). */
-	if (!ret)
-		ret = unary_flat(s, TRN_UNARY_RELU_GRAD, 0, x->numel, mva, 4,
-				 x->va);
-	if (!ret)
-		ret = binary_flat(s, TRN_BINARY_MUL, 0, x->numel, out->va, 4,
-				  mva, grad->va, false);
-	ret = op_end(s, ret);
-	eager_free(mask);	/* same stream reuses it in order */
-	return ret;
+	return derivative_times_grad(out, grad, x, TRN_UNARY_RELU_GRAD);
 }
 
-int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
-{
-	const eager_tensor_t *ts[2] = { out, x };
-	eager_tensor_t *t = NULL;
-	eager_stream_t *s;
-	int64_t rows, cols, r0, nr;
-	uint64_t pitch, o, i;
-	int ret = op_stream(&s, 2, ts);
-
-	if (ret)
-		return ret;
-	/* Only now is @x known to be a tensor. */
-	rows = eager_rows(x);
-	cols = eager_cols(x);
-	pitch = (uint64_t)cols * 4;
-	if (x->dtype != EAGER_F32 || out->dtype != EAGER_F32 ||
-	    out->numel != x->numel || eager_cols(out) != cols ||
-	    cols > MAX_DIM || (same_storage(out, x) && out->va != x->va))
-		return -EINVAL;
-	ret = eager_tensor_new(x->device, EAGER_F32, 1, &rows, &t);
-	if (ret)
-		return ret;
-	ret = use_all(s, 2, ts, t);
-	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
-		nr = chunk(rows - r0);
-		o = out->va + r0 * pitch;
-		i = x->va + r0 * pitch;
-		/* t = max_c x; out = exp(x - t); t = sum_c out; out /= t */
-		ret = reduce_rows(s, TRN_REDUCE_MAX, nr, cols, t->va, i);
-		if (!ret)
-			ret = binary_rows(s, TRN_BINARY_SUB,
-					  TRN_BINARY_B_PER_ROW, nr, cols, o,
-					  pitch, i, pitch, t->va, 4);
-		if (!ret)
-			ret = unary_rows(s, TRN_UNARY_EXP, 0, nr, cols, o,
-					 pitch, o, pitch);
-		if (!ret)
-			ret = reduce_rows(s, TRN_REDUCE_SUM, nr, cols, t->va, o);
-		if (!ret)
-			ret = binary_rows(s, TRN_BINARY_DIV,
-					  TRN_BINARY_B_PER_ROW, nr, cols, o,
-					  pitch, o, pitch, t->va, 4);
-	}
-	ret = op_end(s, ret);
-	eager_free(t);
-	return ret;
-}
-
-int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
+/*
+ * Per row of @x: t = max_c x; out = x - t; e = exp(out); t = sum_c e;
+ * softmax: out = e / t with e in out itself; log_softmax: out -= ln t, e
+ * a temporary of x's size (PyTorch's order, finite where e underflows).
+ */
+static int row_softmax(eager_tensor_t *out, const eager_tensor_t *x,
+		       bool log)
 {
 	const eager_tensor_t *ts[2] = { out, x };
 	eager_tensor_t *t = NULL, *e = NULL;
@@ -572,8 +495,9 @@ int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 
 	if (ret)
 		return ret;
-	if (!has_log_erf(s))
+	if (log && !has_log_erf(s))
 		return -EOPNOTSUPP;
+	/* Only now is @x known to be a tensor. */
 	rows = eager_rows(x);
 	cols = eager_cols(x);
 	pitch = (uint64_t)cols * 4;
@@ -582,23 +506,19 @@ int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 	    cols > MAX_DIM || (same_storage(out, x) && out->va != x->va))
 		return -EINVAL;
 	ret = eager_tensor_new(x->device, EAGER_F32, 1, &rows, &t);
-	if (!ret)
+	if (!ret && log)
 		ret = eager_tensor_new(x->device, EAGER_F32, x->ndim, x->shape,
 				       &e);
 	if (ret)
 		goto out;
 	ret = use_all(s, 2, ts, t);
-	if (!ret)
+	if (!ret && e)
 		ret = eager_op_use(s, e->block);
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
 		nr = chunk(rows - r0);
 		o = out->va + r0 * pitch;
 		i = x->va + r0 * pitch;
-		ev = e->va + r0 * pitch;
-		/*
-		 * t = max_c x; out = x - t; e = exp(out); t = log(sum_c e);
-		 * out -= t: PyTorch's order, and finite where e underflows.
-		 */
+		ev = e ? e->va + r0 * pitch : o;
 		ret = reduce_rows(s, TRN_REDUCE_MAX, nr, cols, t->va, i);
 		if (!ret)
 			ret = binary_rows(s, TRN_BINARY_SUB,
@@ -610,19 +530,30 @@ int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 		if (!ret)
 			ret = reduce_rows(s, TRN_REDUCE_SUM, nr, cols, t->va,
 					  ev);
-		if (!ret)
+		if (!ret && log)
 			ret = unary_flat(s, TRN_UNARY_LOG, 0, nr, t->va, 4,
 					 t->va);
 		if (!ret)
-			ret = binary_rows(s, TRN_BINARY_SUB,
-					  TRN_BINARY_B_PER_ROW, nr, cols, o,
-					  pitch, o, pitch, t->va, 4);
+			ret = binary_rows(s, log ? TRN_BINARY_SUB :
+					  TRN_BINARY_DIV, TRN_BINARY_B_PER_ROW,
+					  nr, cols, o, pitch, o, pitch, t->va,
+					  4);
 	}
 	ret = op_end(s, ret);
 out:
 	eager_free(e);
 	eager_free(t);
 	return ret;
+}
+
+int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return row_softmax(out, x, false);
+}
+
+int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return row_softmax(out, x, true);
 }
 
 /* ---- matmul, sums, transposes ---- */

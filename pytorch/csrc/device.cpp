@@ -8,6 +8,7 @@
  */
 #include <cstring>
 #include <map>
+#include <unordered_map>
 
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
@@ -121,17 +122,23 @@ static std::map<uintptr_t, PinnedRange> &pinned_ranges()
 	return ranges;
 }
 
+/* And their CPU addresses by block, for the deleter (which gets the block). */
+static std::unordered_map<struct eager_block *, uintptr_t> &pinned_addrs()
+{
+	static std::unordered_map<struct eager_block *, uintptr_t> addrs;
+	return addrs;
+}
+
 static void free_pinned(void *ctx)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
 	auto *b = static_cast<struct eager_block *>(ctx);
-	auto &ranges = pinned_ranges();
+	auto it = pinned_addrs().find(b);
 
-	for (auto it = ranges.begin(); it != ranges.end(); ++it)
-		if (it->second.block == b) {
-			ranges.erase(it);
-			break;
-		}
+	if (it != pinned_addrs().end()) {
+		pinned_ranges().erase(it->second);
+		pinned_addrs().erase(it);
+	}
 	eager_raw_free(b);
 }
 
@@ -155,6 +162,7 @@ struct TrnPinnedAllocator final : c10::Allocator {
 					 trn_strerror(ret), ")");
 		check(ret, "pin memory");
 		pinned_ranges()[reinterpret_cast<uintptr_t>(p)] = { n, b };
+		pinned_addrs()[b] = reinterpret_cast<uintptr_t>(p);
 		return { p, b, &free_pinned, cpu };
 	}
 
