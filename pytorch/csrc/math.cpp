@@ -1231,14 +1231,19 @@ static bool mse_fits(const at::Tensor &self, const at::Tensor &target,
 {
 	return reduction == at::Reduction::Mean && self.dim() >= 1 &&
 	       self.sizes() == target.sizes() &&
-	       self.scalar_type() == at::kFloat &&
-	       target.scalar_type() == at::kFloat &&
+	       (self.scalar_type() == at::kFloat ||
+		self.scalar_type() == at::kBFloat16) &&
+	       target.scalar_type() == self.scalar_type() &&
 	       self.device() == target.device() && on_trn(self) &&
 	       on_trn(target) && self.size(-1) <= kMaxDim &&
 	       self.numel() / self.size(-1) <= kMaxDim;
 }
 
-/* mean((self - target)^2): sub, mul, two row sums and a division. */
+/*
+ * mean((self - target)^2): sub, mul, two row sums and a division. bf16
+ * as PyTorch's CPU kernel: each square computed in f32 and rounded to
+ * bf16, then their mean (in f32, rounded once).
+ */
 static at::Tensor trn_mse_loss(const at::Tensor &self, const at::Tensor &target,
 			       int64_t reduction)
 {
@@ -1249,8 +1254,9 @@ static at::Tensor trn_mse_loss(const at::Tensor &self, const at::Tensor &target,
 	const c10::DeviceGuard guard(self.device());
 	at::Tensor d = f32_like(self);
 
-	bin(eager_sub, d, self, target);
+	bin(eager_sub, d, widened(self), widened(target));
 	bin(eager_mul, d, d, d);
+	d = narrowed(d, self.scalar_type());
 	at::Tensor loss = *reduce_on_device(d, std::nullopt, false,
 					    std::nullopt, false, true, "mean");
 
@@ -1258,7 +1264,7 @@ static at::Tensor trn_mse_loss(const at::Tensor &self, const at::Tensor &target,
 	return loss;
 }
 
-/* d loss / d self = grad * 2 (self - target) / numel. */
+/* d loss / d self = grad * 2 (self - target) / numel; bf16 rounded once. */
 static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
 					const at::Tensor &self,
 					const at::Tensor &target,
@@ -1267,19 +1273,19 @@ static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
 	KernelScope k("mse_loss_backward");
 
 	if (!mse_fits(self, target, reduction) || grad.numel() != 1 ||
-	    grad.scalar_type() != at::kFloat || !on_trn(grad) ||
+	    grad.scalar_type() != self.scalar_type() || !on_trn(grad) ||
 	    grad.device() != self.device())
 		return fall_back<ATEN_OP(mse_loss_backward)>(grad, self, target,
 							     reduction);
 	const c10::DeviceGuard guard(self.device());
-	at::Tensor out = f32_like(self);
-	eager_tensor_t to = view_of(out), tg = view_of(grad, 1, 1);
+	at::Tensor out = f32_like(self), g32 = widened(grad);
+	eager_tensor_t to = view_of(out), tg = view_of(g32, 1, 1);
 
-	bin(eager_sub, out, self, target);
+	bin(eager_sub, out, widened(self), widened(target));
 	run(eager_mul(&to, &to, &tg));
 	sc(eager_scale, out, out, 2.0 / self.numel());
 	count_device_op("mse_loss_backward");
-	return out;
+	return narrowed(out, self.scalar_type());
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)

@@ -295,6 +295,15 @@ def unary_and_reductions():
     assert_close(F.log_softmax(d, 0).cpu(), F.log_softmax(x, 0))   # fallback
     y = torch.randn(9, 6)
     assert_close(F.mse_loss(d, y.to("trn")).cpu(), F.mse_loss(x, y))
+    # bf16, forward and backward, as the CPU's bf16 kernels.
+    xb, yb = x.bfloat16().requires_grad_(), y.bfloat16()
+    F.mse_loss(xb, yb).backward()
+    db = x.bfloat16().to("trn").requires_grad_()
+    lb = F.mse_loss(db, yb.to("trn"))
+    lb.backward()
+    assert lb.dtype == torch.bfloat16
+    assert_close(lb.cpu(), F.mse_loss(xb, yb))
+    assert_close(db.grad.cpu(), xb.grad)
     v = torch.randn(100000)
     assert_close(v.to("trn").sum().cpu(), v.sum(), rtol=1e-5, atol=1e-3)
     assert_close(v.to("trn").amax().cpu(), v.amax())
@@ -314,6 +323,7 @@ def unary_and_reductions():
                    "log", "erf", "log_softmax")
     fb = torch.trn.fallback_counts()
     assert not any(k.startswith("aten::gelu") for k in fb), fb
+    assert not any(k.startswith("aten::mse_loss") for k in fb), fb   # bf16 too
     assert any(k.startswith("aten::sum") for k in fb), fb
     assert any(k.startswith("aten::_log_softmax") for k in fb), fb   # dim 0
 
