@@ -281,7 +281,7 @@ static void copy_to_device(const at::Tensor &dst, const at::Tensor &src,
 	count_device_op("copy_h2d_strided");
 }
 
-/* @dst (cpu) = @src (trn); synchronous but into pinned memory. */
+/* @dst (cpu) = @src (trn); waits, unless non_blocking into pinned memory. */
 static void copy_to_host(const at::Tensor &dst, const at::Tensor &src,
 			 bool non_blocking)
 {

@@ -212,7 +212,7 @@ TEST_F(part, identity)
 	/* Not simulated, and none of the NeuronCore engines' opcodes. */
 	EXPECT_EQ(TRN_CAP_HBM_CPU_VISIBLE | TRN_CAP_SEMAPHORES,
 		  self->info.capabilities);
-	EXPECT_EQ(4, self->info.uapi_minor);
+	EXPECT_EQ(DRM_TRN_UAPI_MINOR, self->info.uapi_minor);
 }
 
 /* Host to HBM to host, 1 MiB: many descriptors, page-split host side. */
