@@ -30,6 +30,7 @@ static void trn_ctx_cancel_work(struct work_struct *work)
 	bool cookie = dma_fence_begin_signalling();
 
 	trn_rings_cancel(ctx->tdev, ctx);
+	trn_uqs_cancel(ctx->tdev, ctx);
 	dma_fence_end_signalling(cookie);
 	trn_ctx_put(ctx);
 }
@@ -142,14 +143,15 @@ static void trn_ctx_ban(struct trn_ctx *ctx, const char *why)
  *
  * The context is banned at once: its other jobs, queued or on the
  * hardware, would most likely hang as well, each costing every context
- * behind it on its ring another timeout. Its jobs are flagged on the rings
- * before this returns. Called from the timeout handler, which holds no
- * ring lock.
+ * behind it on its ring another timeout. Its jobs are flagged on the rings,
+ * and its user-mode queues stopped, before this returns. Called from a
+ * timeout handler, which holds no ring lock.
  */
 void trn_ctx_job_hung(struct trn_ctx *ctx)
 {
 	trn_ctx_ban(ctx, "a job timed out");
 	trn_rings_cancel(ctx->tdev, ctx);
+	trn_uqs_cancel(ctx->tdev, ctx);
 }
 
 /**

@@ -75,6 +75,10 @@ struct trn_device *trn_device_register(struct device *parent,
 		return ERR_PTR(-EINVAL);
 	if ((desc->capabilities & DRM_TRN_CAP_HBM_CPU_VISIBLE) && !ops->hbm_pfn)
 		return ERR_PTR(-EINVAL);
+	if (desc->user_queues &&
+	    (!ops->uq_init || !ops->uq_fini || !ops->uq_wake ||
+	     !ops->uq_irq_at || !ops->uq_stop))
+		return ERR_PTR(-EINVAL);
 	ret = trn_desc_validate(parent, desc);
 	if (ret)
 		return ERR_PTR(ret);
@@ -84,6 +88,11 @@ struct trn_device *trn_device_register(struct device *parent,
 	if (IS_ERR(tdev))
 		return tdev;
 	tdev->desc = *desc;
+	/* The core says what it offers on top of the hardware. */
+	if (desc->user_queues)
+		tdev->desc.capabilities |= DRM_TRN_CAP_USER_QUEUES;
+	else
+		tdev->desc.capabilities &= ~DRM_TRN_CAP_USER_QUEUES;
 	tdev->ops = ops;
 	tdev->hw_priv = hw_priv;
 	atomic64_set(&tdev->host_pinned, 0);
@@ -92,6 +101,7 @@ struct trn_device *trn_device_register(struct device *parent,
 	INIT_LIST_HEAD(&tdev->dma_bos);
 	init_llist_head(&tdev->free_jobs);
 	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
+	trn_uqs_init(tdev);
 	trn_health_init(tdev);
 	trn_coredump_init(tdev);
 	tdev->cores = drmm_kcalloc(&tdev->drm, desc->num_cores,
@@ -101,6 +111,9 @@ struct trn_device *trn_device_register(struct device *parent,
 	/* Created with the node, before its uevent announces it. */
 	tdev->drm.accel->kdev->groups = trn_attr_groups;
 	ret = drmm_mutex_init(&tdev->drm, &tdev->import_lock);
+	if (ret)
+		return ERR_PTR(ret);
+	ret = drmm_mutex_init(&tdev->drm, &tdev->uq_lock);
 	if (ret)
 		return ERR_PTR(ret);
 	ret = trn_hbm_init(tdev);
@@ -132,6 +145,7 @@ err_unplug:
 	drm_dev_unplug(&tdev->drm);
 err_rings_stop:
 	trn_rings_stop(tdev);
+	trn_uqs_unplug(tdev);
 err_hw_fini:
 	if (ops->hw_fini)
 		ops->hw_fini(tdev);
@@ -159,6 +173,7 @@ void trn_device_unregister(struct trn_device *tdev)
 	/* No fault handler runs any more: drop every CPU page of the device. */
 	unmap_mapping_range(tdev->drm.anon_inode->i_mapping, 0, 0, 1);
 	trn_rings_stop(tdev);
+	trn_uqs_unplug(tdev);
 	trn_coredump_fini(tdev);
 	trn_health_fini(tdev);
 	if (tdev->ops->hw_fini)

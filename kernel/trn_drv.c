@@ -170,6 +170,8 @@ static const struct drm_ioctl_desc trn_ioctls[] = {
 	DRM_IOCTL_DEF_DRV(TRN_QUEUE_DESTROY, trn_ioctl_queue_destroy, 0),
 	DRM_IOCTL_DEF_DRV(TRN_SUBMIT, trn_ioctl_submit, 0),
 	DRM_IOCTL_DEF_DRV(TRN_QUEUE_STATUS, trn_ioctl_queue_status, 0),
+	DRM_IOCTL_DEF_DRV(TRN_QUEUE_FENCE, trn_ioctl_queue_fence, 0),
+	DRM_IOCTL_DEF_DRV(TRN_QUEUE_WAKE, trn_ioctl_queue_wake, 0),
 };
 
 /*

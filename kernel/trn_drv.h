@@ -119,6 +119,11 @@ enum trn_trouble {
  * @free_jobs: jobs the scheduler is done with, for @free_work
  * @free_work: releases what those jobs held, outside the scheduler's
  *             work items, a jiffy's worth at a time (see trn_job_free())
+ * @uq_lock: serialises starting, stopping and removing user-mode queues
+ *           on the device (trn_uqueue.c)
+ * @uqs: the device's user-mode queue number -> &struct trn_uq while the
+ *       device runs it; its lock (interrupts off) is held while an
+ *       interrupt of the queue is handled
  */
 struct trn_device {
 	struct drm_device drm;
@@ -182,6 +187,10 @@ struct trn_device {
 	} health;
 	struct llist_head free_jobs;
 	struct delayed_work free_work;
+
+	/* Serialises starting, stopping and removing user-mode queues. */
+	struct mutex uq_lock;
+	struct xarray uqs;
 };
 
 /**
@@ -376,6 +385,10 @@ struct trn_ctx {
  * @last_failure: the latest failed job's outcome
  * @state: DRM_TRN_QUEUE_* bits (but %DRM_TRN_QUEUE_BANNED, from @bans)
  * @resets: resets its jobs caused
+ * @uq: the user-mode side of a user-mode queue, NULL otherwise; such a
+ *      queue has no @ring, @entity or jobs, and only @ctx, @id, @bans,
+ *      @syncobj, @status_bo, @status_handle, @refcount, @state and
+ *      @resets of the rest
  */
 struct trn_queue {
 	struct kref refcount;
@@ -412,6 +425,82 @@ struct trn_queue {
 	} last_failure;
 	u32 state;
 	u32 resets;
+
+	struct trn_uq *uq;
+};
+
+/**
+ * struct trn_uq - the user-mode side of a queue (trn_uqueue.c)
+ * @queue: its queue
+ * @tdev: the device
+ * @hw_id: the device's number for it, its index in &trn_device.uqs
+ * @core: the NeuronCore that runs it
+ * @entries: descriptors in its ring
+ * @ring_bo: the ring, a host buffer the caller maps writable and the
+ *           device reads through the MMU
+ * @ring_map: the ring's mapping in the context, referenced for as long
+ *            as the device may read it
+ * @ring_handle: the ring's handle in the creating file
+ * @doorbell_bo: the doorbell page, a host buffer the caller maps writable
+ * @doorbell_handle: its handle in the creating file
+ * @state: what the device reports (&struct trn_hw_uq_state), coherent
+ *         memory of the backend's device; NULL once freed at unplug
+ * @state_dma: its DMA address
+ * @fence_context: fence context of the queue's fences
+ * @running: the device runs the queue (uq_init done, uq_fini not yet);
+ *           under &trn_device.uq_lock
+ * @stopped: uq_stop was called (a ban or a hang); under
+ *           &trn_device.uq_lock
+ * @lock: protects the fields below
+ * @fences: pending fences, by ascending job number
+ * @nr_fences: entries of @fences
+ * @failed_all: the device stopped or is gone: new fences fail at once
+ *              with @fail_error
+ * @fail_error: the errno new fences fail with
+ * @progress_seqno: completed_seqno when the watchdog last saw it move
+ * @progress_at: when that was, in jiffies
+ * @seen: counters of @state already accounted for (trn_uq_harvest())
+ * @watchdog: bounds the time of pending fences (trn_uq_watchdog())
+ * @timeline_lock: serialises points added to the queue's syncobj
+ * @timeline_point: the latest point added there
+ */
+struct trn_uq {
+	struct trn_queue *queue;
+	struct trn_device *tdev;
+	u32 hw_id;
+	u32 core;
+	u32 entries;
+	struct trn_bo *ring_bo;
+	struct trn_mapping *ring_map;
+	u32 ring_handle;
+	struct trn_bo *doorbell_bo;
+	u32 doorbell_handle;
+	struct trn_hw_uq_state *state;
+	dma_addr_t state_dma;
+	u64 fence_context;
+	bool running;
+	bool stopped;
+
+	/* Protects the fields below. */
+	spinlock_t lock;
+	struct list_head fences;
+	u32 nr_fences;
+	bool failed_all;
+	int fail_error;
+	u64 progress_seqno;
+	unsigned long progress_at;
+	struct {
+		u64 ok;
+		u64 failed;
+		u64 faults;
+		u64 busy_ns;
+		u64 failures;
+	} seen;
+	struct delayed_work watchdog;
+
+	/* Serialises points added to the queue's timeline syncobj. */
+	struct mutex timeline_lock;
+	u64 timeline_point;
 };
 
 /**
@@ -571,6 +660,8 @@ struct trn_mapping {
  * @dma_link: entry in &trn_device.dma_bos, for host and userptr buffers
  * @cpu_read_only: userspace may map it only read-only (queue completion
  *                 records, which the kernel writes)
+ * @queue_owned: a queue's completion record, ring or doorbell: never
+ *               exported
  * @wc: its pages are write-combined in the kernel's map (x86)
  * @in_host_pinned: its size counts in &trn_device.host_pinned
  */
@@ -600,6 +691,7 @@ struct trn_bo {
 	struct list_head import_link;
 	struct list_head dma_link;
 	bool cpu_read_only;
+	bool queue_owned;
 	bool wc;
 	bool in_host_pinned;
 };
@@ -692,6 +784,7 @@ int trn_ioctl_bo_userptr(struct drm_device *drm, void *data,
 			 struct drm_file *file);
 void trn_gem_show_fdinfo(struct drm_printer *p, struct drm_file *file);
 struct trn_bo *trn_bo_create_status(struct drm_file *file);
+struct trn_bo *trn_bo_create_uq(struct drm_file *file, u64 size);
 struct trn_mapping *trn_bo_mapping_get(struct trn_bo *bo, struct trn_ctx *ctx);
 void trn_bo_dma_begin(struct trn_bo *bo);
 void trn_bo_dma_end(struct trn_bo *bo);
@@ -727,6 +820,25 @@ void trn_job_fail_unrun(struct trn_job *job, int error);
 void trn_job_free(struct trn_job *job);
 void trn_jobs_free_work(struct work_struct *work);
 void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile);
+void trn_job_count_failure(struct trn_device *tdev, u32 status);
+
+/* trn_uqueue.c */
+int trn_uq_create(struct trn_queue *queue, struct drm_file *file, u32 core,
+		  u32 entries);
+int trn_uq_start(struct trn_queue *queue, struct drm_file *file);
+void trn_uq_stop(struct trn_queue *queue, int error);
+void trn_uq_free(struct trn_queue *queue);
+void trn_uq_close_handles(struct trn_queue *queue, struct drm_file *file);
+void trn_uq_status(struct trn_queue *queue, struct drm_trn_queue_status *st);
+void trn_uq_harvest(struct trn_uq *uq);
+void trn_uqs_harvest(struct trn_device *tdev);
+void trn_uqs_cancel(struct trn_device *tdev, struct trn_ctx *ctx);
+void trn_uqs_unplug(struct trn_device *tdev);
+void trn_uqs_init(struct trn_device *tdev);
+int trn_ioctl_queue_fence(struct drm_device *drm, void *data,
+			  struct drm_file *file);
+int trn_ioctl_queue_wake(struct drm_device *drm, void *data,
+			 struct drm_file *file);
 
 /* trn_sysfs.c */
 extern const struct attribute_group *trn_attr_groups[];

@@ -557,8 +557,13 @@ static struct dma_buf *trn_gem_prime_export(struct drm_gem_object *obj,
 {
 	struct trn_bo *bo = to_trn_bo(obj);
 
-	/* A completion record exported could be mapped writable elsewhere. */
-	if (bo->placement != DRM_TRN_PLACEMENT_HOST || bo->cpu_read_only)
+	/*
+	 * A completion record exported could be mapped writable elsewhere;
+	 * a user-mode queue's ring or doorbell would let another process
+	 * submit in this one's context.
+	 */
+	if (bo->placement != DRM_TRN_PLACEMENT_HOST || bo->cpu_read_only ||
+	    bo->queue_owned)
 		return ERR_PTR(-EOPNOTSUPP);
 	return drm_gem_prime_export(obj, flags);
 }
@@ -908,8 +913,35 @@ struct trn_bo *trn_bo_create_status(struct drm_file *file)
 
 	bo = trn_bo_new(tdev, tfile->usage, DRM_TRN_PLACEMENT_HOST,
 			DRM_TRN_BO_DEVICE_READ_ONLY, PAGE_SIZE, PAGE_SIZE);
-	if (!IS_ERR(bo))
+	if (!IS_ERR(bo)) {
 		bo->cpu_read_only = true;
+		bo->queue_owned = true;
+	}
+	return bo;
+}
+
+/**
+ * trn_bo_create_uq() - create a user-mode queue's ring or doorbell buffer
+ * @file: the queue's file, charged for it
+ * @size: bytes, page aligned
+ *
+ * Zero-filled host memory that userspace maps writable and the device may
+ * only read (the ring through the MMU; the doorbell page the device also
+ * writes directly, not through a mapping). PRIME refuses to export it. It
+ * has no handle yet, as trn_bo_create_status().
+ *
+ * Return: the buffer with a reference for the caller, or an ERR_PTR().
+ */
+struct trn_bo *trn_bo_create_uq(struct drm_file *file, u64 size)
+{
+	struct trn_device *tdev = to_trn_device(file->minor->dev);
+	struct trn_file *tfile = file->driver_priv;
+	struct trn_bo *bo;
+
+	bo = trn_bo_new(tdev, tfile->usage, DRM_TRN_PLACEMENT_HOST,
+			DRM_TRN_BO_DEVICE_READ_ONLY, size, PAGE_SIZE);
+	if (!IS_ERR(bo))
+		bo->queue_owned = true;
 	return bo;
 }
 

@@ -14,7 +14,10 @@
 #define __TRN_HW_H__
 
 #include <linux/bits.h>
+#include <linux/errno.h>
 #include <linux/types.h>
+
+#include <uapi/drm/trn_accel.h>
 
 struct device;
 struct module;
@@ -35,6 +38,8 @@ struct trn_device;
  *              BAR); otherwise they are cached (the simulator's memory)
  * @ring_entries: descriptors in each hardware queue's ring, a power of two
  *                from 16 to 65536
+ * @user_queues: user-mode queues the device runs at once (0: none; then
+ *               the uq_* operations are not used)
  */
 struct trn_device_desc {
 	u32 generation;
@@ -47,6 +52,7 @@ struct trn_device_desc {
 	u64 capabilities;
 	bool hbm_cpu_wc;
 	u32 ring_entries;
+	u32 user_queues;
 };
 
 /**
@@ -131,6 +137,112 @@ struct trn_hw_ring {
 	dma_addr_t status_dma;
 };
 
+/**
+ * trn_hw_status_errno() - the errno a job's fences carry for a device status
+ * @status: &enum drm_trn_job_status
+ *
+ * One table for the core, which signals fences, and for a device that
+ * writes a user-mode queue's completion record itself.
+ *
+ * Return: 0 or a negative errno.
+ */
+static inline int trn_hw_status_errno(u32 status)
+{
+	switch (status) {
+	case DRM_TRN_STATUS_OK:
+		return 0;
+	case DRM_TRN_STATUS_MMU_FAULT:
+		return -EFAULT;
+	case DRM_TRN_STATUS_TIMEOUT:
+		return -ETIMEDOUT;
+	case DRM_TRN_STATUS_ABORTED:
+		return -ECANCELED;
+	case DRM_TRN_STATUS_BAD_OPCODE:
+	case DRM_TRN_STATUS_BAD_SIZE:
+	case DRM_TRN_STATUS_BAD_ALIGN:
+	case DRM_TRN_STATUS_BAD_ARG:
+	case DRM_TRN_STATUS_CALL_DEPTH:
+		return -EILSEQ;
+	case DRM_TRN_STATUS_UNSUPPORTED:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
+
+/**
+ * struct trn_hw_uq_state - what the device reports about a user-mode queue
+ * @completed_seqno: every job up to this number has completed and its
+ *                   completion record is written
+ * @jobs_ok: jobs that completed successfully
+ * @jobs_failed: jobs that failed (any status)
+ * @fault_jobs: jobs that failed with %DRM_TRN_STATUS_MMU_FAULT
+ * @busy_ns: device time the queue's jobs ran
+ * @failed_seqno: the latest failed job, or 0
+ * @status: its &enum drm_trn_job_status
+ * @pad: zero
+ * @error_offset: offset of its failing command in the buffer holding it
+ * @error_cmd_va: device address of that command
+ * @fault_va: the address that faulted, for %DRM_TRN_STATUS_MMU_FAULT
+ * @reserved: zero
+ *
+ * Device-visible memory the core allocates per queue (coherent, on the
+ * backend's device) and only reads; the counters only grow. The device
+ * writes a failed job's fields before @jobs_failed, and @jobs_failed
+ * before @completed_seqno.
+ */
+struct trn_hw_uq_state {
+	__le64 completed_seqno;
+	__le64 jobs_ok;
+	__le64 jobs_failed;
+	__le64 fault_jobs;
+	__le64 busy_ns;
+	__le64 failed_seqno;
+	__le32 status;
+	__le32 pad;
+	__le64 error_offset;
+	__le64 error_cmd_va;
+	__le64 fault_va;
+	__le64 reserved[6];
+};
+
+/**
+ * struct trn_hw_uq - a user-mode queue, as the core hands it to the device
+ * @id: the device's user-mode queue number, below
+ *      &trn_device_desc.user_queues
+ * @core: the NeuronCore that runs it
+ * @ctx: the MMU context its jobs (and its ring) are reached in
+ * @entries: descriptors in its ring, a power of two
+ * @ring_va: device address of the ring (&struct drm_trn_user_desc array)
+ *           in @ctx, mapped read-only for the device
+ * @doorbell: CPU address of the &struct drm_trn_doorbell page
+ * @doorbell_dma: its DMA address
+ * @page: CPU address of the &struct drm_trn_queue_status_page, which the
+ *        device writes as the core writes it for other queues: failure
+ *        entry (with trn_hw_status_errno()), failed_count, then
+ *        completed_seqno, each store ordered after the previous one
+ * @page_dma: its DMA address
+ * @state: CPU address of the queue's &struct trn_hw_uq_state
+ * @state_dma: its DMA address
+ *
+ * All three pages are memory of the backend's device (the doorbell and
+ * the status page are host buffers userspace maps; the state is the
+ * core's coherent memory). Job numbers start at 1.
+ */
+struct trn_hw_uq {
+	u32 id;
+	u32 core;
+	u32 ctx;
+	u32 entries;
+	u64 ring_va;
+	struct drm_trn_doorbell *doorbell;
+	dma_addr_t doorbell_dma;
+	struct drm_trn_queue_status_page *page;
+	dma_addr_t page_dma;
+	struct trn_hw_uq_state *state;
+	dma_addr_t state_dma;
+};
+
 /* Device access rights of a mapping. */
 #define TRN_MMU_READ	BIT(0)
 #define TRN_MMU_WRITE	BIT(1)
@@ -203,7 +315,27 @@ struct trn_mmu_map {
  *                then goes on with the job after the abandoned one. Device
  *                memory and every context's mappings survive. Returns 0, or
  *                a negative errno if the device did not come back (the
- *                core then declares it wedged: its jobs fail with -EIO)
+ *                core then declares it wedged: its jobs fail with -EIO).
+ *                A user-mode queue's running job is abandoned the same
+ *                way and completes with %DRM_TRN_STATUS_ABORTED; the
+ *                queue goes on
+ * @uq_init: start user-mode queue @uq: from now on the device watches its
+ *           doorbell and runs its jobs in order. May sleep
+ * @uq_fini: stop user-mode queue @id: when this returns the device no
+ *           longer touches it or its memory, and it raises no further
+ *           trn_device_uq_irq() for it. May sleep
+ * @uq_wake: look at user-mode queue @id's write pointer again (the
+ *           doorbell ioctl); called with a spinlock held
+ * @uq_irq_at: raise trn_device_uq_irq() once the queue's completed_seqno
+ *             reaches @seqno (once; a new call replaces the old value;
+ *             U64_MAX: never). The device also raises it after every job
+ *             that fails. Called with a spinlock held
+ * @uq_stop: user-mode queue @id must run nothing more: with @abandon, the
+ *           job it runs is abandoned now (it hangs) and completes with
+ *           %DRM_TRN_STATUS_TIMEOUT; without, it ends at its next command
+ *           boundary with %DRM_TRN_STATUS_ABORTED. Every later job the
+ *           doorbell announces completes with %DRM_TRN_STATUS_ABORTED
+ *           without running. May sleep
  *
  * The core calls the context, MMU and memory operations only between
  * drm_dev_enter() and drm_dev_exit(), and serialises calls for one context.
@@ -232,6 +364,11 @@ struct trn_hw_ops {
 	void (*ring_doorbell)(struct trn_device *tdev, u32 index, u64 tail);
 	int (*ring_reset)(struct trn_device *tdev, u32 index, u64 seqno);
 	int (*device_reset)(struct trn_device *tdev);
+	int (*uq_init)(struct trn_device *tdev, const struct trn_hw_uq *uq);
+	void (*uq_fini)(struct trn_device *tdev, u32 id);
+	void (*uq_wake)(struct trn_device *tdev, u32 id);
+	void (*uq_irq_at)(struct trn_device *tdev, u32 id, u64 seqno);
+	void (*uq_stop)(struct trn_device *tdev, u32 id, bool abandon);
 };
 
 struct trn_device *trn_device_register(struct device *parent,
@@ -243,5 +380,6 @@ void *trn_device_hw_priv(struct trn_device *tdev);
 void trn_device_mmu_fault(struct trn_device *tdev, u32 ctx, u64 va,
 			  bool write);
 void trn_device_ring_irq(struct trn_device *tdev, u32 index);
+void trn_device_uq_irq(struct trn_device *tdev, u32 id);
 
 #endif /* __TRN_HW_H__ */

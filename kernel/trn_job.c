@@ -157,11 +157,15 @@ static void trn_job_fail_points(struct trn_job *job, int error)
 	dma_fence_set_error(&job->queue_chain->base, error);
 }
 
-/*
- * A failed job, by status (sysfs jobs_failed_by_status/); one the device
- * failed itself makes the device degraded.
+/**
+ * trn_job_count_failure() - count a failed job by its status
+ * @tdev: the device
+ * @status: the job's &enum drm_trn_job_status
+ *
+ * For sysfs jobs_failed_by_status/; a job the device failed itself makes
+ * the device degraded. Callable from any context.
  */
-static void trn_job_count_failure(struct trn_device *tdev, u32 status)
+void trn_job_count_failure(struct trn_device *tdev, u32 status)
 {
 	if (status >= TRN_STATUS_COUNT)
 		return;
@@ -806,6 +810,11 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 	queue = trn_queue_lookup(tfile, args->queue_id);
 	if (!queue)
 		return -ENOENT;
+	/* A user-mode queue's jobs go through its ring, never through here. */
+	if (queue->uq) {
+		ret = -EINVAL;
+		goto out_put_queue;
+	}
 	if (!drm_dev_enter(drm, &idx)) {
 		ret = -ENODEV;
 		goto out_put_queue;
@@ -938,11 +947,17 @@ void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile)
 	unsigned long id;
 	u32 i, queues = 0;
 
+	/* What user-mode queues did since the device last interrupted. */
+	mutex_lock(&tfile->queue_lock);
+	xa_for_each(&tfile->queues, id, queue) {
+		if (queue->uq)
+			trn_uq_harvest(queue->uq);
+		queues++;
+	}
+	mutex_unlock(&tfile->queue_lock);
 	for (i = 0; i < tfile->tdev->desc.num_cores; i++)
 		drm_printf(p, "drm-engine-core%u:\t%lld ns\n", i,
 			   atomic64_read(&ctx->engine_ns[i]));
-	xa_for_each(&tfile->queues, id, queue)
-		queues++;
 	drm_printf(p, "trn-queues:\t%u\n", queues);
 	drm_printf(p, "trn-jobs-completed:\t%lld\n",
 		   atomic64_read(&ctx->jobs_completed));

@@ -72,6 +72,7 @@ static int trn_query_device_info(struct trn_device *tdev,
 		.queue_depth = trn_queue_depth(),
 		.job_timeout_ms = tdev->job_timeout_ms,
 		.ban_faults = TRN_BAN_FAULTS,
+		.user_queues = desc->user_queues,
 	};
 
 	return trn_query_copy_out(args, &info, sizeof(info),

@@ -37,8 +37,11 @@ static void trn_queue_release(struct kref *kref)
 					       refcount);
 	u32 i;
 
-	/* No job is left, so the scheduler has no use for the entity. */
-	drm_sched_entity_fini(&queue->entity);
+	if (queue->uq)
+		trn_uq_free(queue);
+	else
+		/* No job is left, so the scheduler has no use for the entity. */
+		drm_sched_entity_fini(&queue->entity);
 	for (i = 0; i < queue->gc_count; i++)
 		dma_fence_put(queue->gc_points[(queue->gc_first + i) %
 					       TRN_QUEUE_GC_POINTS]);
@@ -169,9 +172,10 @@ static enum drm_sched_priority trn_sched_priority(u32 priority)
  * @data: &struct drm_trn_queue_create
  * @file: the caller
  *
- * Return: 0; -EINVAL for bad arguments; -EACCES for a high priority
- * without CAP_SYS_NICE; -EMFILE beyond the per-context number of queues;
- * -ENOMEM; -ENODEV.
+ * Return: 0; -EINVAL for bad arguments; -EOPNOTSUPP for a user-mode queue
+ * on a device without them; -EACCES for a high priority without
+ * CAP_SYS_NICE; -EMFILE beyond the per-context number of queues; -ENOSPC
+ * beyond the device's number of user-mode queues; -ENOMEM; -ENODEV.
  */
 int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 			   struct drm_file *file)
@@ -179,17 +183,31 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	struct trn_device *tdev = to_trn_device(drm);
 	struct trn_file *tfile = file->driver_priv;
 	struct drm_trn_queue_create *args = data;
+	bool user = args->flags & DRM_TRN_QUEUE_USER_MODE;
+	u32 entries = args->ring_entries;
 	struct drm_gpu_scheduler *sched;
 	struct trn_queue *queue;
 	u32 syncobj_handle, id;
 	int ret;
 
-	if (args->flags || args->reserved[0] || args->reserved[1])
+	if (args->flags & ~DRM_TRN_QUEUE_USER_MODE || args->ring_handle ||
+	    args->doorbell_handle || args->pad)
 		return -EINVAL;
 	if (args->core >= tdev->desc.num_cores)
 		return -EINVAL;
 	if (args->priority > DRM_TRN_PRIORITY_HIGH)
 		return -EINVAL;
+	if (user) {
+		if (!tdev->desc.user_queues)
+			return -EOPNOTSUPP;
+		entries = entries ?: DRM_TRN_USER_RING_DEFAULT;
+		if (!is_power_of_2(entries) ||
+		    entries < DRM_TRN_USER_RING_MIN ||
+		    entries > DRM_TRN_USER_RING_MAX)
+			return -EINVAL;
+	} else if (entries) {
+		return -EINVAL;
+	}
 	if (args->priority == DRM_TRN_PRIORITY_HIGH && !capable(CAP_SYS_NICE))
 		return -EACCES;
 
@@ -203,7 +221,6 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	mutex_init(&queue->submit_lock);
 	spin_lock_init(&queue->status_lock);
 	init_waitqueue_head(&queue->space);
-	queue->ring = trn_ring_pick(tdev, args->core);
 
 	ret = drm_syncobj_create(&queue->syncobj, 0, NULL);
 	if (ret)
@@ -214,12 +231,20 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 		goto err_syncobj;
 	}
 
-	sched = &queue->ring->sched;
-	ret = drm_sched_entity_init(&queue->entity,
-				    trn_sched_priority(args->priority),
-				    &sched, 1, NULL);
-	if (ret)
-		goto err_status;
+	if (user) {
+		/* The device runs it on the core; no scheduler. */
+		ret = trn_uq_create(queue, file, args->core, entries);
+		if (ret)
+			goto err_status;
+	} else {
+		queue->ring = trn_ring_pick(tdev, args->core);
+		sched = &queue->ring->sched;
+		ret = drm_sched_entity_init(&queue->entity,
+					    trn_sched_priority(args->priority),
+					    &sched, 1, NULL);
+		if (ret)
+			goto err_status;
+	}
 
 	/* Reserve the number; the queue is visible only once complete. */
 	mutex_lock(&tfile->queue_lock);
@@ -230,19 +255,22 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 		goto err_unlock;
 	}
 	/*
-	 * The handles last, the syncobj's after the status buffer's: it
-	 * cannot be taken back, the other can (the caller learns its number
-	 * only when this returns).
+	 * The handles last, the syncobj's after the buffers': it cannot be
+	 * taken back, the others can (the caller learns their numbers only
+	 * when this returns).
 	 */
 	ret = drm_gem_handle_create(file, &queue->status_bo->base,
 				    &queue->status_handle);
 	if (ret)
 		goto err_erase;
-	ret = drm_syncobj_get_handle(file, queue->syncobj, &syncobj_handle);
-	if (ret) {
-		drm_gem_handle_delete(file, queue->status_handle);
-		goto err_erase;
+	if (user) {
+		ret = trn_uq_start(queue, file);
+		if (ret)
+			goto err_handles;
 	}
+	ret = drm_syncobj_get_handle(file, queue->syncobj, &syncobj_handle);
+	if (ret)
+		goto err_stop;
 	kref_get(&queue->ctx->refcount);
 	queue->id = id;
 	xa_store(&tfile->queues, id, queue, GFP_KERNEL);
@@ -251,14 +279,29 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	args->queue_id = id;
 	args->syncobj = syncobj_handle;
 	args->status_handle = queue->status_handle;
+	if (user) {
+		args->ring_entries = entries;
+		args->ring_handle = queue->uq->ring_handle;
+		args->doorbell_handle = queue->uq->doorbell_handle;
+	}
 	return 0;
 
+err_stop:
+	if (user)
+		trn_uq_stop(queue, -ESRCH);
+err_handles:
+	if (user)
+		trn_uq_close_handles(queue, file);
+	drm_gem_handle_delete(file, queue->status_handle);
 err_erase:
 	xa_erase(&tfile->queues, id);
 err_unlock:
 	mutex_unlock(&tfile->queue_lock);
-	drm_sched_entity_fini(&queue->entity);
+	if (!user)
+		drm_sched_entity_fini(&queue->entity);
 err_status:
+	if (queue->uq)
+		trn_uq_free(queue);
 	drm_gem_object_put(&queue->status_bo->base);
 err_syncobj:
 	drm_syncobj_put(queue->syncobj);
@@ -278,6 +321,12 @@ err_free:
 static void trn_queue_retire(struct trn_queue *queue, bool sweep)
 {
 	WRITE_ONCE(queue->destroyed, true);
+	if (queue->uq) {
+		/* The device lets go of it; nothing else to cancel. */
+		trn_uq_stop(queue, -ESRCH);
+		trn_queue_put(queue);
+		return;
+	}
 	/* Serialise against a submit that looked the queue up already. */
 	mutex_lock(&queue->submit_lock);
 	mutex_unlock(&queue->submit_lock);
@@ -333,35 +382,18 @@ int trn_ioctl_queue_destroy(struct drm_device *drm, void *data,
 		return -ENOENT;
 
 	trn_queue_close_status(file, queue);
+	if (queue->uq)
+		trn_uq_close_handles(queue, file);
 	trn_queue_retire(queue, true);
 	return 0;
 }
 
-/**
- * trn_ioctl_queue_status() - handler of DRM_IOCTL_TRN_QUEUE_STATUS
- * @drm: the device
- * @data: &struct drm_trn_queue_status
- * @file: the caller
- *
- * Return: 0; -EINVAL for bad flags; -ENOENT for an unknown queue.
- */
-int trn_ioctl_queue_status(struct drm_device *drm, void *data,
-			   struct drm_file *file)
+/* A kernel queue's part of DRM_IOCTL_TRN_QUEUE_STATUS. */
+static void trn_queue_status_fill(struct trn_queue *queue,
+				  struct drm_trn_queue_status *args)
 {
-	struct trn_file *tfile = file->driver_priv;
-	struct drm_trn_queue_status *args = data;
-	struct trn_queue *queue;
 	unsigned long flags;
-	u32 id = args->queue_id;
 
-	if (args->flags)
-		return -EINVAL;
-	queue = trn_queue_lookup(tfile, id);
-	if (!queue)
-		return -ENOENT;
-
-	memset(args, 0, sizeof(*args));
-	args->queue_id = id;
 	mutex_lock(&queue->submit_lock);
 	args->submitted_seqno = queue->submitted;
 	mutex_unlock(&queue->submit_lock);
@@ -378,6 +410,36 @@ int trn_ioctl_queue_status(struct drm_device *drm, void *data,
 	args->state = queue->state;
 	args->resets = queue->resets;
 	spin_unlock_irqrestore(&queue->status_lock, flags);
+}
+
+/**
+ * trn_ioctl_queue_status() - handler of DRM_IOCTL_TRN_QUEUE_STATUS
+ * @drm: the device
+ * @data: &struct drm_trn_queue_status
+ * @file: the caller
+ *
+ * Return: 0; -EINVAL for bad flags; -ENOENT for an unknown queue.
+ */
+int trn_ioctl_queue_status(struct drm_device *drm, void *data,
+			   struct drm_file *file)
+{
+	struct trn_file *tfile = file->driver_priv;
+	struct drm_trn_queue_status *args = data;
+	struct trn_queue *queue;
+	u32 id = args->queue_id;
+
+	if (args->flags)
+		return -EINVAL;
+	queue = trn_queue_lookup(tfile, id);
+	if (!queue)
+		return -ENOENT;
+
+	memset(args, 0, sizeof(*args));
+	args->queue_id = id;
+	if (queue->uq)
+		trn_uq_status(queue, args);
+	else
+		trn_queue_status_fill(queue, args);
 	if (trn_queue_banned(queue))
 		args->state |= DRM_TRN_QUEUE_BANNED;
 

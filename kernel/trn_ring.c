@@ -57,32 +57,6 @@ static struct trn_job *to_trn_job(struct drm_sched_job *sched_job)
 	return container_of(sched_job, struct trn_job, base);
 }
 
-static int trn_status_errno(u32 status)
-{
-	switch (status) {
-	case DRM_TRN_STATUS_OK:
-		return 0;
-	case DRM_TRN_STATUS_MMU_FAULT:
-		return -EFAULT;
-	case DRM_TRN_STATUS_TIMEOUT:
-		return -ETIMEDOUT;
-	case DRM_TRN_STATUS_ABORTED:
-		return -ECANCELED;
-	case DRM_TRN_STATUS_BAD_OPCODE:
-	case DRM_TRN_STATUS_BAD_SIZE:
-	case DRM_TRN_STATUS_BAD_ALIGN:
-	case DRM_TRN_STATUS_BAD_ARG:
-	case DRM_TRN_STATUS_CALL_DEPTH:
-		return -EILSEQ;
-	case DRM_TRN_STATUS_UNSUPPORTED:
-		return -EOPNOTSUPP;
-	case DRM_TRN_STATUS_DEVICE_ERROR:
-		return -EIO;
-	default:
-		return -EIO;
-	}
-}
-
 static struct trn_hw_desc *trn_ring_desc(struct trn_ring *ring,
 					 struct trn_job *job)
 {
@@ -117,7 +91,7 @@ static int trn_ring_read_back(struct trn_ring *ring, struct trn_job *job)
 	/* Stopped by its cancel flag (it may have finished first). */
 	if (status == DRM_TRN_STATUS_ABORTED && job->cancel_error)
 		return job->cancel_error;
-	return trn_status_errno(status);
+	return trn_hw_status_errno(status);
 }
 
 /* The job left the ring: it no longer counts as on the hardware. */

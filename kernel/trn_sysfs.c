@@ -53,12 +53,16 @@ static ssize_t host_pinned_show(struct device *kdev,
 }
 static DEVICE_ATTR_RO(host_pinned);
 
+/* User-mode queues' work is counted when it is looked at. */
 #define TRN_STAT_ATTR(_name, _field)					\
 static ssize_t _name##_show(struct device *kdev,			\
 			    struct device_attribute *attr, char *buf)	\
 {									\
+	struct trn_device *tdev = kdev_to_trn(kdev);			\
+									\
+	trn_uqs_harvest(tdev);						\
 	return sysfs_emit(buf, "%lld\n",					\
-			  atomic64_read(&kdev_to_trn(kdev)->stats._field)); \
+			  atomic64_read(&tdev->stats._field));		\
 }									\
 static DEVICE_ATTR_RO(_name)
 
@@ -98,6 +102,7 @@ static ssize_t _name##_show(struct device *kdev,			\
 {									\
 	struct trn_device *tdev = kdev_to_trn(kdev);			\
 									\
+	trn_uqs_harvest(tdev);						\
 	return sysfs_emit(buf, "%lld\n",					\
 			  atomic64_read(&tdev->stats.failed_by[_status])); \
 }									\
@@ -215,6 +220,7 @@ static ssize_t core_##_name##_show(struct kobject *kobj,		\
 	struct trn_core_kobj *ck = container_of(kobj, struct trn_core_kobj, \
 						kobj);			\
 									\
+	trn_uqs_harvest(ck->tdev);					\
 	return sysfs_emit(buf, "%lld\n",				\
 			  atomic64_read(&ck->tdev->cores[ck->core]._field)); \
 }									\

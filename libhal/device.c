@@ -341,6 +341,8 @@ TRN_PUBLIC int trn_device_open(unsigned int minor, trn_device_t **out)
 		ret = -EPROTO;
 	/* What a driver of uAPI 1.x does differs by minor (internal.h). */
 	dev->uapi_minor = di.uapi_minor;
+	dev->capabilities = di.capabilities;
+	dev->queue_depth = di.queue_depth;
 	if (ret) {
 		close(dev->fd);
 		pthread_mutex_destroy(&dev->bo_lock);
@@ -448,6 +450,7 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 	info->queue_depth = di.queue_depth;
 	info->job_timeout_ms = di.job_timeout_ms;
 	info->ban_faults = di.ban_faults;
+	info->user_queues = di.user_queues;
 	return 0;
 }
 

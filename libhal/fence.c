@@ -217,6 +217,9 @@ int trn_queue_wait_point(trn_queue_t *q, uint64_t seqno,
 		return -ETIME;		/* a poll: no system call */
 	if (spin(fence_done, &f, abs_timeout_ns))
 		return 0;
+	ret = trn_queue_need_point(q, seqno);
+	if (ret)
+		return ret;
 
 	memset(&w, 0, sizeof(w));
 	w.handles = (uintptr_t)&q->syncobj;
@@ -318,6 +321,11 @@ TRN_PUBLIC int trn_fence_wait_many(const struct trn_fence *fences,
 	for (i = 0; i < count; i++) {
 		if (fence_done(&fences[i]))
 			continue;
+		ret = trn_queue_need_point(fences[i].queue, fences[i].seqno);
+		if (ret) {
+			free(heap);
+			return ret;
+		}
 		handles[n] = fences[i].queue->syncobj;
 		points[n] = fences[i].seqno;
 		index[n++] = i;
@@ -402,6 +410,9 @@ TRN_PUBLIC int trn_fence_sync_file(const struct trn_fence *f, int *fd)
 	} else {
 		struct drm_syncobj_transfer t;
 
+		ret = trn_queue_need_point(q, f->seqno);
+		if (ret)
+			goto out;
 		memset(&t, 0, sizeof(t));
 		t.src_handle = q->syncobj;
 		t.dst_handle = q->binary_syncobj;

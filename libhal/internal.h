@@ -77,6 +77,8 @@ struct trn_device {
 	int driver_minor;
 	int driver_patchlevel;
 	uint32_t uapi_minor;		/* DRM_TRN_UAPI_MINOR of the driver */
+	uint64_t capabilities;		/* DRM_TRN_CAP_* at open */
+	uint32_t queue_depth;		/* 0 before uAPI 1.3 */
 
 	/*
 	 * The buffers of this file, by GEM handle: the kernel gives the same
@@ -122,6 +124,36 @@ struct trn_queue_import {
 	uint32_t handle;		/* in dev->fd */
 };
 
+struct drm_trn_doorbell;
+struct drm_trn_queue_create;
+struct drm_trn_user_desc;
+
+/* A buffer kept alive for a job of a user-mode queue (uqueue.c). */
+struct trn_hold {
+	uint64_t seqno;			/* until this job completed */
+	trn_bo_t *bo;			/* one reference */
+};
+
+/*
+ * The user-mode side of a queue (uqueue.c): the ring and doorbell mapped
+ * writable, and what the kernel no longer does for its jobs.
+ */
+struct trn_uq {
+	struct drm_trn_user_desc *ring;	/* entries descriptors */
+	size_t ring_size;
+	struct drm_trn_doorbell *db;
+	uint32_t entries;		/* a power of two */
+	uint32_t depth;			/* most unfinished jobs */
+	uint64_t timeline_max;		/* atomic: latest point made (FENCE) */
+
+	/* submit_lock orders descriptors and the write pointer; and: */
+	pthread_mutex_t submit_lock;
+	uint64_t wptr;			/* latest job written */
+	struct trn_hold *holds;		/* a ring of nholds from hold_first */
+	size_t hold_cap, hold_first, nholds;
+	trn_bo_t *nop;			/* a NOP, for jobs with many waits */
+};
+
 /* A queue (trn_queue_t); shared by queue.c (submission) and fence.c. */
 struct trn_queue {
 	trn_device_t *dev;		/* holds a reference */
@@ -130,7 +162,9 @@ struct trn_queue {
 	uint32_t status_handle;		/* GEM handle of the status page */
 	const struct drm_trn_queue_status_page *page;	/* mapped read-only */
 	size_t page_size;
+	uint64_t status_va;		/* device address of the status page */
 	uint64_t last_seqno;		/* atomic; max of every seqno handed out */
+	struct trn_uq *uq;		/* user-mode queue, else NULL */
 
 	/* lock protects the lazily made objects below. */
 	pthread_mutex_t lock;
@@ -147,6 +181,8 @@ struct trn_queue {
 #define TRN_UAPI_MINOR_BOUNDED	3
 /* 1.4: capability bits for TIMESTAMP, semaphores and compute. */
 #define TRN_UAPI_MINOR_CAPS	4
+/* 1.6: user-mode queues (DRM_TRN_CAP_USER_QUEUES says whether). */
+#define TRN_UAPI_MINOR_USER_QUEUES	6
 
 /* memory.c: close a GEM handle of @dev's file (errors are not reported). */
 void trn_gem_close(trn_device_t *dev, uint32_t handle);
@@ -161,6 +197,20 @@ void trn_bo_table_fini(trn_device_t *dev);
 /* memory.c: @bo's device and GEM handle, for job buffer lists. */
 trn_device_t *trn_bo_device(const trn_bo_t *bo);
 uint32_t trn_bo_handle(const trn_bo_t *bo);
+/* memory.c: take @n references, one on each of @bos (one lock). */
+void trn_bo_ref_many(trn_bo_t *const *bos, size_t n);
+
+/* uqueue.c: user-mode queues. */
+int trn_uq_open(trn_queue_t *q, const struct drm_trn_queue_create *c);
+void trn_uq_close(trn_queue_t *q, bool stale);
+int trn_uq_submit(trn_queue_t *q, const struct trn_job *jobs, size_t count,
+		  struct trn_fence *fences, bool nonblock);
+/*
+ * fence.c/uqueue.c: make sure the queue's timeline syncobj has a point
+ * for job @seqno (a user-mode queue's points exist only once asked for);
+ * 0 or -errno. Wakes the device for the queue.
+ */
+int trn_queue_need_point(trn_queue_t *q, uint64_t seqno);
 
 /* fence.c: trn_fence_status() of job @seqno of @queue from its status page. */
 int trn_queue_page_status(const trn_queue_t *queue, uint64_t seqno);

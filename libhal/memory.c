@@ -354,6 +354,19 @@ TRN_PUBLIC void trn_bo_free(trn_bo_t *bo)
 	trn_device_close(dev);
 }
 
+void trn_bo_ref_many(trn_bo_t *const *bos, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	/* Buffers of one device: one lock for all (callers check). */
+	pthread_mutex_lock(&bos[0]->dev->bo_lock);
+	for (i = 0; i < n; i++)
+		bos[i]->refs++;
+	pthread_mutex_unlock(&bos[0]->dev->bo_lock);
+}
+
 trn_device_t *trn_bo_device(const trn_bo_t *bo)
 {
 	return bo->dev;

@@ -105,23 +105,47 @@ static int map_status_page(trn_queue_t *q)
 		return errno ? -errno : -ENOMEM;
 	q->page = p;
 	q->page_size = bi.size;
+	q->status_va = bi.va;
 	return 0;
 }
 
-TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
-				uint32_t priority, trn_queue_t **out)
+/* Whether a queue made without flags is a user-mode queue. */
+static bool want_user_mode(const trn_device_t *dev)
+{
+	const char *env = getenv("TRNHAL_USER_QUEUES");
+
+	if (!(dev->capabilities & DRM_TRN_CAP_USER_QUEUES) ||
+	    dev->uapi_minor < TRN_UAPI_MINOR_USER_QUEUES)
+		return false;
+	return !env || strcmp(env, "0") != 0;
+}
+
+TRN_PUBLIC int trn_queue_create_flags(trn_device_t *dev, uint32_t core,
+				      uint32_t priority, uint32_t flags,
+				      trn_queue_t **out)
 {
 	struct drm_trn_queue_create c;
+	bool user;
 	trn_queue_t *q;
 	int ret;
 
 	if (!out)
 		return -EINVAL;
 	*out = NULL;
-	if (!dev)
+	if (!dev || flags & ~(TRN_QUEUE_CREATE_KERNEL | TRN_QUEUE_CREATE_USER) ||
+	    flags == (TRN_QUEUE_CREATE_KERNEL | TRN_QUEUE_CREATE_USER))
 		return -EINVAL;
 	if (trn_handle_stale(dev))
 		return -ECHILD;
+	if (flags & TRN_QUEUE_CREATE_USER) {
+		if (!(dev->capabilities & DRM_TRN_CAP_USER_QUEUES) ||
+		    dev->uapi_minor < TRN_UAPI_MINOR_USER_QUEUES)
+			return -EOPNOTSUPP;
+		user = true;
+	} else {
+		user = !(flags & TRN_QUEUE_CREATE_KERNEL) &&
+		       want_user_mode(dev);
+	}
 	q = calloc(1, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -129,7 +153,13 @@ TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
 	memset(&c, 0, sizeof(c));
 	c.core = core;
 	c.priority = priority;
+	c.flags = user ? DRM_TRN_QUEUE_USER_MODE : 0;
 	ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c);
+	/* The device runs as many as it can: a kernel queue does the job. */
+	if (ret == -ENOSPC && user && !flags) {
+		c.flags = 0;
+		ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c);
+	}
 	if (ret) {
 		free(q);
 		return ret;
@@ -139,8 +169,12 @@ TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
 	q->syncobj = c.syncobj;
 	q->status_handle = c.status_handle;
 	ret = map_status_page(q);
+	if (!ret && c.flags & DRM_TRN_QUEUE_USER_MODE)
+		ret = trn_uq_open(q, &c);
 	if (ret) {
 		queue_ioctl_destroy(dev, q->id);
+		if (q->page)
+			trn_munmap((void *)q->page, q->page_size);
 		status_handle_close(dev, q->status_handle);
 		syncobj_destroy(dev, q->syncobj);
 		free(q);
@@ -150,6 +184,17 @@ TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
 	trn_device_get(dev);
 	*out = q;
 	return 0;
+}
+
+TRN_PUBLIC int trn_queue_create(trn_device_t *dev, uint32_t core,
+				uint32_t priority, trn_queue_t **out)
+{
+	return trn_queue_create_flags(dev, core, priority, 0, out);
+}
+
+TRN_PUBLIC int trn_queue_is_user_mode(trn_queue_t *q)
+{
+	return q && q->uq;
 }
 
 TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
@@ -167,6 +212,8 @@ TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
 		 * nothing may be destroyed there. Only the child's memory.
 		 */
 		trn_munmap((void *)q->page, q->page_size);
+		if (q->uq)
+			trn_uq_close(q, true);
 		for (imp = q->imports; imp; imp = next) {
 			next = imp->next;
 			trn_device_close(imp->dev);
@@ -179,6 +226,9 @@ TRN_PUBLIC void trn_queue_destroy(trn_queue_t *q)
 	/* Waits for nothing; the mapping outlives the handle. */
 	queue_ioctl_destroy(dev, q->id);
 	trn_munmap((void *)q->page, q->page_size);
+	/* The device let go of it: the buffers its jobs held can go. */
+	if (q->uq)
+		trn_uq_close(q, false);
 	status_handle_close(dev, q->status_handle);
 	syncobj_destroy(dev, q->syncobj);
 	if (q->have_binary_syncobj)
@@ -311,6 +361,10 @@ static int fence_sync(trn_device_t *dev, const struct trn_fence *f,
 		return -EINVAL;
 	if (trn_handle_stale(f->queue->dev))
 		return -ECHILD;
+	/* A user-mode queue's point exists once it was asked for. */
+	ret = trn_queue_need_point(f->queue, f->seqno);
+	if (ret)
+		return ret;
 	if (f->queue->dev == dev) {
 		handle = f->queue->syncobj;
 	} else {
@@ -446,6 +500,8 @@ static int submit_batch(trn_queue_t *q, const struct trn_job *jobs,
 		return -EINVAL;
 	if (trn_handle_stale(q->dev))
 		return -ECHILD;
+	if (q->uq)
+		return trn_uq_submit(q, jobs, count, fences, nonblock);
 
 	/* The kernel's limits, checked before anything is allocated. */
 	for (i = 0; i < count; i++) {

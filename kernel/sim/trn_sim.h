@@ -24,6 +24,8 @@ struct trn_device;
 struct trn_hw_ring;
 struct trn_mmu_map;
 struct trn_sim_core;
+struct trn_sim_uring;
+struct trn_hw_uq;
 struct workqueue_struct;
 
 #define TRN_SIM_MAX_ID		1023
@@ -39,6 +41,9 @@ struct workqueue_struct;
 
 /* Descriptors in each hardware ring. */
 #define TRN_SIM_RING_ENTRIES	256
+
+/* User-mode queues a device runs at once. */
+#define TRN_SIM_USER_QUEUES	256
 
 /* Every context sees the same device VA window: [4 GiB, 256 TiB). */
 #define TRN_SIM_VA_START	BIT_ULL(32)
@@ -93,6 +98,10 @@ struct trn_sim_shape {
  *                   on an engine that no longer responds (the core then
  *                   resets the device)
  * @jobs_executed: jobs the device finished (and wrote back), any status
+ * @uring_lock: protects @urings
+ * @urings: the user-mode queues by the device's number
+ *          (%TRN_SIM_USER_QUEUES of them), NULL where none runs
+ * @waiting: user-mode jobs waiting for a memory value, on any core
  */
 struct trn_sim_dev {
 	struct device dev;
@@ -124,6 +133,11 @@ struct trn_sim_dev {
 	atomic_t late_next;
 	atomic_t reset_fail_next;
 	atomic64_t jobs_executed;
+
+	/* Protects urings (taken with interrupts off, outside cores' locks). */
+	spinlock_t uring_lock;
+	struct trn_sim_uring **urings;
+	atomic_t waiting;
 };
 
 static inline struct trn_sim_dev *to_trn_sim_dev(struct device *dev)
@@ -174,6 +188,13 @@ void trn_sim_ring_fini(struct trn_device *tdev, u32 index);
 void trn_sim_ring_doorbell(struct trn_device *tdev, u32 index, u64 tail);
 int trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno);
 int trn_sim_device_reset(struct trn_device *tdev);
+
+/* trn_sim_uq.c: user-mode queues */
+int trn_sim_uq_init(struct trn_device *tdev, const struct trn_hw_uq *uq);
+void trn_sim_uq_fini(struct trn_device *tdev, u32 id);
+void trn_sim_uq_wake(struct trn_device *tdev, u32 id);
+void trn_sim_uq_irq_at(struct trn_device *tdev, u32 id, u64 seqno);
+void trn_sim_uq_stop(struct trn_device *tdev, u32 id, bool abandon);
 
 #if IS_ENABLED(CONFIG_KUNIT)
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);

@@ -45,6 +45,11 @@ static const struct trn_hw_ops trn_sim_hw_ops = {
 	.ring_doorbell = trn_sim_ring_doorbell,
 	.ring_reset = trn_sim_ring_reset,
 	.device_reset = trn_sim_device_reset,
+	.uq_init = trn_sim_uq_init,
+	.uq_fini = trn_sim_uq_fini,
+	.uq_wake = trn_sim_uq_wake,
+	.uq_irq_at = trn_sim_uq_irq_at,
+	.uq_stop = trn_sim_uq_stop,
 };
 
 static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
@@ -81,6 +86,7 @@ int trn_sim_probe(struct device *dev)
 				DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
 				DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF,
 		.ring_entries = TRN_SIM_RING_ENTRIES,
+		.user_queues = TRN_SIM_USER_QUEUES,
 	};
 	struct trn_device *tdev;
 	int ret;

@@ -68,95 +68,16 @@
 
 #include "../trn_hw.h"
 #include "trn_sim.h"
+#include "trn_sim_engine.h"
 #include "trn_sim_isa.h"
 
-/* Rounds over its rings one run of an engine's work item makes at most. */
-#define TRN_SIM_PASSES		16
-
 /**
- * enum trn_sim_ring_state - what a ring's engine is doing with it
- * @TRN_SIM_RING_IDLE: no job fetched; the next is &trn_sim_ring.seqno
- * @TRN_SIM_RING_RUNNING: a job is fetched and can run
- * @TRN_SIM_RING_BLOCKED: the job waits for a semaphore
- * @TRN_SIM_RING_HUNG: the job hangs (debugfs hang_next) until a reset
- * @TRN_SIM_RING_LATE: the job stalls (debugfs late_next) until a reset,
- *                     which finds it just finished
- */
-enum trn_sim_ring_state {
-	TRN_SIM_RING_IDLE,
-	TRN_SIM_RING_RUNNING,
-	TRN_SIM_RING_BLOCKED,
-	TRN_SIM_RING_HUNG,
-	TRN_SIM_RING_LATE,
-};
-
-/**
- * struct trn_sim_ring - one hardware ring, as the device sees it
- * @core: the engine serving it
- * @index: ring number, core * queues_per_core + queue
- * @entries: descriptors in the ring, a power of two
- * @descs: the descriptors (the core's coherent memory)
- * @status: the completion record (the core's coherent memory)
- * @tail: the doorbell: jobs up to this sequence number are valid;
- *        under &trn_sim_core.lock
- * @paused: a reset stopped the ring: no job is fetched until the next
- *          doorbell; under &trn_sim_core.lock
- * @seqno: the job running, or the next to fetch
- * @completed: the latest job finished or abandoned
- * @state: &enum trn_sim_ring_state
- * @ctx: MMU context of the job running
- * @exec: the job's execution state
- *
- * All but @tail are under &trn_sim_core.exec_lock.
- */
-struct trn_sim_ring {
-	struct trn_sim_core *core;
-	u32 index;
-	u32 entries;
-	struct trn_hw_desc *descs;
-	struct trn_hw_ring_status *status;
-	u64 tail;
-	bool paused;
-	u64 seqno;
-	u64 completed;
-	enum trn_sim_ring_state state;
-	u32 ctx;
-	struct trn_sim_exec exec;
-};
-
-/**
- * struct trn_sim_core - the engine of one NeuronCore
+ * trn_sim_clock() - the device clock
  * @sdev: the device
- * @id: the NeuronCore's number
- * @work: runs the engine on &trn_sim_dev.engine_wq
- * @exec_lock: held by the engine while it works on a ring, and by
- *             ring_init, ring_fini and ring_reset to exclude it
- * @lock: doorbell state, taken with interrupts off, inside @exec_lock
- * @stopped: the device is going away; no more queueing of @work
- * @scratch: bounce buffer of the rings' executions
- * @rings: the core's rings by queue number, NULL where not initialised
+ *
+ * Return: nanoseconds since the device came up.
  */
-struct trn_sim_core {
-	struct trn_sim_dev *sdev;
-	u32 id;
-	struct work_struct work;
-
-	/*
-	 * Protects the execution state of every ring of the core (all of
-	 * struct trn_sim_ring but tail), @scratch, and the semaphores of
-	 * every context on this core; @rings is written under both locks.
-	 */
-	struct mutex exec_lock;
-
-	/* Protects the rings' tail, @stopped; @rings may be read under it. */
-	spinlock_t lock;
-	bool stopped;
-
-	struct trn_sim_scratch scratch;
-	struct trn_sim_ring *rings[];
-};
-
-static u64 trn_sim_clock(struct trn_sim_dev *sdev)
+u64 trn_sim_clock(struct trn_sim_dev *sdev)
 {
 	return ktime_get_ns() - sdev->clock_base;
 }
@@ -198,21 +119,29 @@ static u64 trn_sim_ring_clock(struct trn_sim_exec *x)
 	return trn_sim_clock(to_trn_sim_ring(x)->core->sdev);
 }
 
-static const struct trn_sim_exec_ops trn_sim_ring_exec_ops = {
+/* How a ring's job, a user-mode queue's too, reaches memory: its context. */
+const struct trn_sim_exec_ops trn_sim_ring_exec_ops = {
 	.read = trn_sim_ring_read,
 	.write = trn_sim_ring_write,
 	.clock = trn_sim_ring_clock,
 	.copy = trn_sim_ring_copy,
 };
 
-/*
- * The ring memory the core allocated with dma_alloc_coherent() on our
- * device. The device has no IOMMU and a 64-bit mask, so its bus addresses
- * are dma-direct's: dma_to_phys() undoes them, and coherent memory of a
+/**
+ * trn_sim_dma_virt() - reach memory the core handed the device by address
+ * @sdev: the device
+ * @addr: DMA address of the memory (rings, completion records, doorbells)
+ * @size: its size in bytes
+ *
+ * The memory the core allocated with the DMA API on our device. The
+ * device has no IOMMU and a 64-bit mask, so its bus addresses are
+ * dma-direct's: dma_to_phys() undoes them, and coherent memory of a
  * cache-coherent device is ordinary memory of the kernel's linear map.
+ *
+ * Return: the kernel address, or NULL if it is not ordinary memory.
  */
-static void *trn_sim_dma_virt(struct trn_sim_dev *sdev, dma_addr_t addr,
-			      size_t size)
+void *trn_sim_dma_virt(struct trn_sim_dev *sdev, dma_addr_t addr,
+		       size_t size)
 {
 	phys_addr_t phys = dma_to_phys(&sdev->dev, addr);
 
@@ -232,8 +161,13 @@ static struct trn_sim_core *trn_sim_core_of(struct trn_sim_dev *sdev,
 	return sdev->cores[index / sdev->queues_per_core];
 }
 
-/* Make the engine go round its rings (again). */
-static void trn_sim_core_kick(struct trn_sim_core *core)
+/**
+ * trn_sim_core_kick() - make an engine go round its rings (again)
+ * @core: the engine
+ *
+ * Any context.
+ */
+void trn_sim_core_kick(struct trn_sim_core *core)
 {
 	unsigned long flags;
 
@@ -376,12 +310,14 @@ static void trn_sim_core_work(struct work_struct *work)
 	struct trn_sim_core *core = container_of(work, struct trn_sim_core,
 						 work);
 	struct trn_sim_dev *sdev = core->sdev;
+	bool progress, cookie, done;
 	unsigned int pass, q;
-	bool progress, cookie;
 
 	cookie = dma_fence_begin_signalling();
+	trn_sim_core_awake(core);
 	for (pass = 0; pass < TRN_SIM_PASSES; pass++) {
 		progress = false;
+		done = false;
 		for (q = 0; q < sdev->queues_per_core; q++) {
 			struct trn_sim_ring *ring;
 			bool irq = false;
@@ -398,13 +334,23 @@ static void trn_sim_core_work(struct work_struct *work)
 			/* The interrupt, with none of the engine's locks held. */
 			if (irq)
 				trn_device_ring_irq(sdev->tdev, index);
+			done |= irq;
 			cond_resched();
 		}
+		/* A completion may be what another ring waits for. */
+		if (done)
+			trn_sim_wake_waiters(sdev);
+		progress |= trn_sim_core_user_pass(core);
 		if (!progress)
-			goto out;	/* asleep until a doorbell or reset */
+			goto idle;
 	}
 	/* Still busy: continue after whatever else waits for a worker. */
 	trn_sim_core_kick(core);
+	goto out;
+idle:
+	/* User-mode queues: watch their doorbells for a while first. */
+	if (trn_sim_core_watch(core))
+		trn_sim_core_kick(core);
 out:
 	dma_fence_end_signalling(cookie);
 }
@@ -620,7 +566,8 @@ int trn_sim_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
  *
  * Every ring abandons the job it fetched (running, waiting for a semaphore
  * or hung) and waits for the next doorbell; jobs not fetched yet run
- * afterwards. Device memory, semaphores and MMU contexts are kept.
+ * afterwards. User-mode queues abandon theirs too (it completes as
+ * aborted) and go on. Device memory, semaphores and MMU contexts are kept.
  *
  * Return: 0.
  */
@@ -643,6 +590,7 @@ int trn_sim_device_reset(struct trn_device *tdev)
 					     ring->state == TRN_SIM_RING_IDLE ?
 					     ring->completed : ring->seqno);
 		}
+		trn_sim_urings_reset(core);
 		mutex_unlock(&core->exec_lock);
 		trn_sim_core_kick(core);
 	}
@@ -664,12 +612,15 @@ static void trn_sim_cores_free(struct trn_sim_dev *sdev, u32 count)
 			trn_sim_exec_fini(&core->rings[q]->exec);
 			kfree(core->rings[q]);
 		}
+		trn_sim_urings_free(core);
 		trn_sim_scratch_free(&core->scratch);
 		mutex_destroy(&core->exec_lock);
 		kfree(core);
 	}
 	kfree(sdev->cores);
 	sdev->cores = NULL;
+	kfree(sdev->urings);
+	sdev->urings = NULL;
 }
 
 /**
@@ -690,11 +641,17 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 	atomic_set(&sdev->late_next, 0);
 	atomic_set(&sdev->reset_fail_next, 0);
 	atomic64_set(&sdev->jobs_executed, 0);
+	atomic_set(&sdev->waiting, 0);
+	spin_lock_init(&sdev->uring_lock);
 
 	sdev->engine_wq = alloc_workqueue("%s", WQ_UNBOUND, 0,
 					  dev_name(&sdev->dev));
 	if (!sdev->engine_wq)
 		return -ENOMEM;
+	sdev->urings = kcalloc(TRN_SIM_USER_QUEUES, sizeof(*sdev->urings),
+			       GFP_KERNEL);
+	if (!sdev->urings)
+		goto err_wq;
 	sdev->cores = kcalloc(sdev->num_cores, sizeof(*sdev->cores),
 			      GFP_KERNEL);
 	if (!sdev->cores)
@@ -710,7 +667,8 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 		mutex_init(&core->exec_lock);
 		spin_lock_init(&core->lock);
 		sdev->cores[i] = core;
-		if (trn_sim_scratch_init(&core->scratch)) {
+		if (trn_sim_scratch_init(&core->scratch) ||
+		    trn_sim_urings_init(core)) {
 			i++;
 			goto err_cores;
 		}
@@ -720,6 +678,8 @@ int trn_sim_engine_init(struct trn_sim_dev *sdev)
 err_cores:
 	trn_sim_cores_free(sdev, i);
 err_wq:
+	kfree(sdev->urings);
+	sdev->urings = NULL;
 	destroy_workqueue(sdev->engine_wq);
 	sdev->engine_wq = NULL;
 	return -ENOMEM;
@@ -748,6 +708,8 @@ void trn_sim_engine_fini(struct trn_sim_dev *sdev)
 		spin_unlock_irqrestore(&core->lock, flags);
 		/* Also waits for a run that requeues itself. */
 		cancel_work_sync(&core->work);
+		/* Which may have armed this; it kicks nothing now: stopped. */
+		cancel_delayed_work_sync(&core->repoll);
 	}
 	trn_sim_cores_free(sdev, sdev->num_cores);
 	destroy_workqueue(sdev->engine_wq);

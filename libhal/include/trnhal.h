@@ -48,6 +48,12 @@ typedef struct trn_bo trn_bo_t;
  * older driver, which fails them with TRN_STATUS_BAD_ARG).
  */
 #define TRN_CAP_LOG_ERF		(1ULL << 5)
+/*
+ * User-mode queues: trn_queue_create() makes them where the device has
+ * them, so that a submission is a few stores to memory, not a system call
+ * (Documentation/libtrnhal.md, "User-mode queues").
+ */
+#define TRN_CAP_USER_QUEUES	(1ULL << 6)
 
 /*
  * Description of one device. New fields are only ever taken from the
@@ -74,7 +80,7 @@ struct trn_device_info {
 	uint32_t queue_depth;		/* unfinished jobs a queue holds at most */
 	uint32_t job_timeout_ms;	/* longest a job runs before it is stopped */
 	uint32_t ban_faults;		/* MMU faults of a context that ban it */
-	uint32_t reserved0;		/* zero */
+	uint32_t user_queues;		/* user-mode queues of the device (1.6) */
 	uint64_t reserved[14];		/* zero; room for new fields */
 };
 
@@ -248,11 +254,31 @@ struct trn_fence {
  * Create a queue on NeuronCore @core with TRN_PRIORITY_* @priority.
  * The queue holds a reference to @dev. All queue, submission and fence
  * functions are thread-safe (many threads may submit to one queue).
+ * Where the device offers user-mode queues (TRN_CAP_USER_QUEUES) this is
+ * one, unless the environment has TRNHAL_USER_QUEUES=0 or the device runs
+ * as many as it can (then it is a kernel queue).
  * Errors: -EINVAL, -EACCES (HIGH without CAP_SYS_NICE), -ENOMEM, -ENODEV,
  * -ECHILD.
  */
 int trn_queue_create(trn_device_t *dev, uint32_t core, uint32_t priority,
 		     trn_queue_t **out);
+
+/* Flags of trn_queue_create_flags(). */
+#define TRN_QUEUE_CREATE_KERNEL	(1U << 0)	/* a kernel queue */
+#define TRN_QUEUE_CREATE_USER	(1U << 1)	/* a user-mode queue */
+
+/*
+ * trn_queue_create() with a choice: TRN_QUEUE_CREATE_KERNEL for a queue
+ * whose jobs go through the kernel (DRM_IOCTL_TRN_SUBMIT), whatever the
+ * device offers; TRN_QUEUE_CREATE_USER for a user-mode queue or
+ * -EOPNOTSUPP (the device has none) or -ENOSPC (it runs as many as it
+ * can); 0 as trn_queue_create(). Both flags: -EINVAL.
+ */
+int trn_queue_create_flags(trn_device_t *dev, uint32_t core,
+			   uint32_t priority, uint32_t flags, trn_queue_t **out);
+
+/* 1 for a user-mode queue, 0 for a kernel queue (or NULL). */
+int trn_queue_is_user_mode(trn_queue_t *queue);
 
 /*
  * Destroy a queue without waiting: its unfinished jobs are cancelled with

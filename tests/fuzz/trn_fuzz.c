@@ -1307,7 +1307,8 @@ static bool handler_refuses(struct fuzz_thread *t, const struct target *tg,
 		struct drm_trn_queue_create c;
 
 		memcpy(&c, arg, sizeof(c));
-		return c.flags || c.reserved[0] || c.reserved[1] ||
+		return c.flags & ~DRM_TRN_QUEUE_USER_MODE || c.ring_handle ||
+		       c.doorbell_handle || c.pad ||
 		       c.priority > DRM_TRN_PRIORITY_HIGH;
 	}
 	case DRM_TRN_QUEUE_DESTROY: {
@@ -1791,21 +1792,66 @@ static void make_queue_room(struct fuzz_thread *t, const struct target *tg)
 		queue_destroyed(df, d.queue_id, t->ctx->page_size);
 }
 
+/*
+ * A user-mode queue was made: it owns three buffers (ring, doorbell page,
+ * completion record) and takes no submissions. The engine does not model
+ * one (Documentation/fuzzing.md): it checks what it got and destroys the
+ * queue and its syncobj at once, which frees the buffers then and there
+ * (no job holds them).
+ */
+static void user_queue_made(struct fuzz_thread *t, const struct target *tg,
+			    const struct drm_trn_queue_create *uc)
+{
+	struct drm_trn_queue_destroy d = { .queue_id = uc->queue_id };
+	struct drm_syncobj_destroy sd = { .handle = uc->syncobj };
+	uint32_t entries = uc->ring_entries;
+	int ret;
+
+	if (!uc->queue_id || !uc->ring_handle || !uc->doorbell_handle ||
+	    !uc->status_handle || entries < DRM_TRN_USER_RING_MIN ||
+	    entries > DRM_TRN_USER_RING_MAX || entries & (entries - 1))
+		fail(t, 0, "new user-mode queue %u: ring %u (%u entries) doorbell %u status %u",
+		     uc->queue_id, uc->ring_handle, entries,
+		     uc->doorbell_handle, uc->status_handle);
+	if (exact(tg, A_NORMAL) &&
+	    (find_queue(tg->df, uc->queue_id) ||
+	     find_bo(tg->df, uc->ring_handle) ||
+	     find_bo(tg->df, uc->doorbell_handle) ||
+	     find_bo(tg->df, uc->status_handle)))
+		fail(t, 0, "new user-mode queue %u reuses a handle or number",
+		     uc->queue_id);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_DESTROY(fd %d, new user-mode queue %u)", tg->fd,
+		 uc->queue_id);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_DESTROY, &d);
+	account(t, tg, ret, 0);
+	snprintf(t->call, sizeof(t->call),
+		 "SYNCOBJ_DESTROY(fd %d, new user-mode queue's %u)", tg->fd,
+		 uc->syncobj);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_SYNCOBJ_DESTROY, &sd);
+	account(t, tg, ret, 0);
+}
+
 static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 {
 	const struct drm_trn_device_info *ref = &t->ctx->ref;
 	struct drm_trn_queue_create c, *uc;
 	unsigned int i, n = below(t, 3);
 	uint64_t bans_lo = 0, bans_hi = 0;
-	bool outputs = false, bans_known;
+	bool outputs = false, bans_known, user;
 	enum arg_kind kind;
 	int ret, model;
 
 	memset(&c, 0, sizeof(c));
 	c.core = below(t, ref->num_cores);
 	c.priority = below(t, 3);
+	/* A user-mode queue, which the engine destroys again at once. */
+	if (one_in(t, 4)) {
+		c.flags = DRM_TRN_QUEUE_USER_MODE;
+		c.ring_entries = one_in(t, 2) ? 0 : 16u << below(t, 4);
+	}
 	for (i = 0; i < n; i++) {
-		switch (below(t, 6)) {
+		switch (below(t, 9)) {
 		case 0:
 			c.core = one_in(t, 2) ? ref->num_cores + below(t, 4) :
 						rnd_u32(t);
@@ -1817,8 +1863,17 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 			c.flags = rnd_bits(t);
 			break;
 		case 3:
-			c.reserved[below(t, 2)] = (uint64_t)rnd_bits(t) <<
-						  below(t, 33);
+			c.ring_entries = one_in(t, 2) ? rnd_bits(t) :
+						       1u << below(t, 20);
+			break;
+		case 6:
+			c.ring_handle = rnd_bits(t);
+			break;
+		case 7:
+			c.doorbell_handle = rnd_bits(t);
+			break;
+		case 8:
+			c.pad = rnd_bits(t);
 			break;
 		case 4:
 			/* Output fields on input (see test_exec). */
@@ -1834,20 +1889,30 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 	make_queue_room(t, tg);
 	make_room(t, tg);	/* for the status buffer's handle */
 	uc = place_arg(t, &c, sizeof(c), &kind);
-	if (c.flags || c.reserved[0] || c.reserved[1] ||
-	    c.priority > DRM_TRN_PRIORITY_HIGH)
+	user = c.flags == DRM_TRN_QUEUE_USER_MODE;
+	if (c.flags & ~DRM_TRN_QUEUE_USER_MODE || c.ring_handle ||
+	    c.doorbell_handle || c.pad ||
+	    c.priority > DRM_TRN_PRIORITY_HIGH ||
+	    (!user && c.ring_entries) ||
+	    (user && c.ring_entries &&
+	     (c.ring_entries & (c.ring_entries - 1) ||
+	      c.ring_entries < DRM_TRN_USER_RING_MIN ||
+	      c.ring_entries > DRM_TRN_USER_RING_MAX)))
 		model = -EINVAL;
 	else if (outputs || tg->kind != T_FILE || !tg->df->stable)
 		model = MODEL_ANY;
 	else if (c.core >= ref->num_cores)
 		model = -EINVAL;
+	else if (user && !(ref->capabilities & DRM_TRN_CAP_USER_QUEUES))
+		model = -EOPNOTSUPP;
 	else
 		model = MODEL_RESOURCE;
 	model = arg_model(kind, model);
 	snprintf(t->call, sizeof(t->call),
-		 "TRN_QUEUE_CREATE(fd %d, %s, core %u priority %u flags %#x reserved %#" PRIx64 "/%#" PRIx64 " queue_id %u)",
+		 "TRN_QUEUE_CREATE(fd %d, %s, core %u priority %u flags %#x ring_entries %u ring %u doorbell %u pad %#x queue_id %u)",
 		 tg->fd, arg_kind_names[kind], c.core, c.priority, c.flags,
-		 (uint64_t)c.reserved[0], (uint64_t)c.reserved[1], c.queue_id);
+		 c.ring_entries, c.ring_handle, c.doorbell_handle, c.pad,
+		 c.queue_id);
 	/* The file's bans before the call: a ban after it bans the queue. */
 	bans_known = exact(tg, kind) && tg->df->stable && model != -EINVAL &&
 		     !read_bans(t, tg->fd, &bans_lo, NULL);
@@ -1860,6 +1925,10 @@ static void gen_queue_create(struct fuzz_thread *t, const struct target *tg)
 		tg->df->exact = false;	/* made, maybe, but not reported */
 	if (ret || kind != A_NORMAL)
 		return;
+	if (uc->flags & DRM_TRN_QUEUE_USER_MODE) {
+		user_queue_made(t, tg, uc);
+		return;
+	}
 	{
 		struct fuzz_dfile *df = tg->df;
 		struct fuzz_bo *bo;
@@ -2593,6 +2662,70 @@ static void gen_submit(struct fuzz_thread *t, const struct target *tg)
 }
 
 /*
+ * QUEUE_FENCE: the engine models only kernel queues (user-mode ones it
+ * destroys as they are made), so every call it can judge fails: bad
+ * flags, padding or job number, a queue that is not there (-ENOENT) or
+ * that is a kernel queue (-EINVAL).
+ */
+static void gen_queue_fence(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_trn_queue_fence c, *uc;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+	bool own;
+
+	memset(&c, 0, sizeof(c));
+	c.queue_id = pick_queue_id(t, tg);
+	c.flags = one_in(t, 2) ? DRM_TRN_QUEUE_FENCE_OWN_TIMELINE :
+		  one_in(t, 4) ? rnd_bits(t) : 0;
+	c.seqno = one_in(t, 4) ? 0 : one_in(t, 2) ? 1 + below(t, 8) :
+					 rnd64(t);
+	if (!(c.flags & DRM_TRN_QUEUE_FENCE_OWN_TIMELINE) || one_in(t, 8))
+		c.syncobj = pick_syncobj(t, tg);
+	if (one_in(t, 4))
+		c.point = rnd64(t);
+	if (one_in(t, 8))
+		c.pad = rnd_bits(t);
+	own = c.flags & DRM_TRN_QUEUE_FENCE_OWN_TIMELINE;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags & ~DRM_TRN_QUEUE_FENCE_OWN_TIMELINE || c.pad || !c.seqno ||
+	    (own && (c.syncobj || c.point)))
+		model = -EINVAL;
+	else if (exact(tg, kind))
+		model = find_queue(tg->df, c.queue_id) ? -EINVAL : -ENOENT;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_FENCE(fd %d, %s, queue %u flags %#x seqno %" PRIu64 " syncobj %u point %" PRIu64 " pad %#x)",
+		 tg->fd, arg_kind_names[kind], c.queue_id, c.flags,
+		 (uint64_t)c.seqno, c.syncobj, (uint64_t)c.point, c.pad);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_FENCE, uc);
+	account(t, tg, ret, model);
+}
+
+/* QUEUE_WAKE: as QUEUE_FENCE, nothing the engine models can be woken. */
+static void gen_queue_wake(struct fuzz_thread *t, const struct target *tg)
+{
+	struct drm_trn_queue_wake c, *uc;
+	enum arg_kind kind;
+	int ret, model = MODEL_ANY;
+
+	memset(&c, 0, sizeof(c));
+	c.queue_id = pick_queue_id(t, tg);
+	c.flags = one_in(t, 4) ? rnd_bits(t) : 0;
+	uc = place_arg(t, &c, sizeof(c), &kind);
+	if (c.flags)
+		model = -EINVAL;
+	else if (exact(tg, kind))
+		model = find_queue(tg->df, c.queue_id) ? -EINVAL : -ENOENT;
+	model = arg_model(kind, model);
+	snprintf(t->call, sizeof(t->call),
+		 "TRN_QUEUE_WAKE(fd %d, %s, queue %u flags %#x)", tg->fd,
+		 arg_kind_names[kind], c.queue_id, c.flags);
+	ret = do_ioctl(tg->fd, DRM_IOCTL_TRN_QUEUE_WAKE, uc);
+	account(t, tg, ret, model);
+}
+
+/*
  * The structure-aware generators of the driver's ioctls. A new ioctl gets
  * an entry here and in driver_ioctls[] below; see Documentation/fuzzing.md.
  */
@@ -2609,6 +2742,8 @@ static const struct trn_ioctl_gen {
 	{ "TRN_QUEUE_DESTROY", gen_queue_destroy, 1 },
 	{ "TRN_SUBMIT", gen_submit, 4 },
 	{ "TRN_QUEUE_STATUS", gen_queue_status, 2 },
+	{ "TRN_QUEUE_FENCE", gen_queue_fence, 1 },
+	{ "TRN_QUEUE_WAKE", gen_queue_wake, 1 },
 };
 
 static void act_trn(struct fuzz_thread *t)
@@ -2678,6 +2813,11 @@ static const struct trn_driver_ioctl {
 	  { offsetof(struct drm_trn_submit, jobs), -1 }, true, NULL },
 	{ DRM_TRN_QUEUE_STATUS, "TRN_QUEUE_STATUS",
 	  sizeof(struct drm_trn_queue_status), { -1, -1 }, false, NULL },
+	/* A fence in a syncobj is nothing the engine models. */
+	{ DRM_TRN_QUEUE_FENCE, "TRN_QUEUE_FENCE",
+	  sizeof(struct drm_trn_queue_fence), { -1, -1 }, false, NULL },
+	{ DRM_TRN_QUEUE_WAKE, "TRN_QUEUE_WAKE",
+	  sizeof(struct drm_trn_queue_wake), { -1, -1 }, false, NULL },
 };
 
 static void fill_random(struct fuzz_thread *t, unsigned char *p, size_t len)

@@ -235,8 +235,11 @@ TEST_F(exec, queue_create_valid)
 		EXPECT_NE(self->q.queue_id, c[prio].queue_id);
 		EXPECT_NE(self->q.syncobj, c[prio].syncobj);
 		EXPECT_NE(self->q.status_handle, c[prio].status_handle);
-		EXPECT_EQ(0, c[prio].reserved[0]);
-		EXPECT_EQ(0, c[prio].reserved[1]);
+		/* A kernel queue: no ring, no doorbell. */
+		EXPECT_EQ(0, c[prio].ring_entries);
+		EXPECT_EQ(0, c[prio].ring_handle);
+		EXPECT_EQ(0, c[prio].doorbell_handle);
+		EXPECT_EQ(0, c[prio].pad);
 	}
 	EXPECT_NE(c[0].queue_id, c[1].queue_id);
 	EXPECT_NE(c[1].queue_id, c[2].queue_id);
@@ -315,7 +318,8 @@ TEST_F(exec, queue_create_bad_flags)
 	struct drm_trn_queue_create c;
 	unsigned int bit;
 
-	for (bit = 0; bit < 32; bit++) {
+	/* Bit 0 is DRM_TRN_QUEUE_USER_MODE (test_uqueue). */
+	for (bit = 1; bit < 32; bit++) {
 		memset(&c, 0, sizeof(c));
 		c.priority = DRM_TRN_PRIORITY_NORMAL;
 		c.flags = 1u << bit;
@@ -324,18 +328,29 @@ TEST_F(exec, queue_create_bad_flags)
 	}
 }
 
+/*
+ * What was reserved before uAPI 1.6: a kernel queue takes no ring size,
+ * and ring and doorbell handles and the padding are never input.
+ */
 TEST_F(exec, queue_create_reserved)
 {
 	struct drm_trn_queue_create c;
 	unsigned int i, bit;
 
-	for (i = 0; i < 2; i++) {
-		for (bit = 0; bit < 64; bit += 9) {
+	for (i = 0; i < 4; i++) {
+		for (bit = 0; bit < 32; bit += 5) {
 			memset(&c, 0, sizeof(c));
 			c.priority = DRM_TRN_PRIORITY_NORMAL;
-			c.reserved[i] = 1ull << bit;
+			if (i == 0)
+				c.ring_entries = 1u << bit;
+			else if (i == 1)
+				c.ring_handle = 1u << bit;
+			else if (i == 2)
+				c.doorbell_handle = 1u << bit;
+			else
+				c.pad = 1u << bit;
 			EXPECT_EQ(0, create_fails(self->fd, &c, EINVAL))
-				TH_LOG("reserved[%u] bit %u", i, bit);
+				TH_LOG("field %u bit %u", i, bit);
 		}
 	}
 }

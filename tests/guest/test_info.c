@@ -116,7 +116,9 @@ TEST_F(shape, library_fields)
 	EXPECT_EQ(SIM_VA_START, info.va_start);
 	EXPECT_EQ(SIM_VA_SIZE, info.va_size);
 	EXPECT_EQ(TRN_CAP_SIMULATED | TRN_CAP_HBM_CPU_VISIBLE |
-		  TRN_CAP_EXEC_ALL | TRN_CAP_LOG_ERF, info.capabilities);
+		  TRN_CAP_EXEC_ALL | TRN_CAP_LOG_ERF | TRN_CAP_USER_QUEUES,
+		  info.capabilities);
+	EXPECT_EQ(256, info.user_queues);
 	for (i = 0; i < ARRAY_SIZE(info.reserved); i++)
 		EXPECT_EQ(0, info.reserved[i]);
 	trn_device_close(dev);
@@ -142,7 +144,9 @@ TEST_F(shape, raw_ioctl_fields)
 	EXPECT_EQ(SIM_VA_SIZE, di.va_size);
 	EXPECT_EQ(DRM_TRN_CAP_SIMULATED | DRM_TRN_CAP_HBM_CPU_VISIBLE |
 		  DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
-		  DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF, di.capabilities);
+		  DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF |
+		  DRM_TRN_CAP_USER_QUEUES, di.capabilities);
+	EXPECT_EQ(256, di.user_queues);
 }
 
 TEST_F(shape, enumerated)

@@ -367,7 +367,13 @@ TEST_F(sched, lib_fence_across_devices)
 	ASSERT_EQ(0, trn_device_open(mb, &b));
 	ASSERT_EQ(0, trn_queue_create(a, 1, TRN_PRIORITY_NORMAL, &qa));
 	ASSERT_EQ(0, trn_queue_create(a, 1, TRN_PRIORITY_NORMAL, &qrel));
-	ASSERT_EQ(0, trn_queue_create(b, 0, TRN_PRIORITY_NORMAL, &qb));
+	/*
+	 * The waiting queue is a kernel queue: a user-mode queue waits for
+	 * another device's fence on the CPU, before the job is written
+	 * (libtrnhal.md), where this test wants the submission to return.
+	 */
+	ASSERT_EQ(0, trn_queue_create_flags(b, 0, TRN_PRIORITY_NORMAL,
+					    TRN_QUEUE_CREATE_KERNEL, &qb));
 	ASSERT_EQ(0, trn_bo_create(a, 4096, TRN_PLACEMENT_HOST, 0, 0, &buf));
 	ASSERT_EQ(0, trn_bo_map(buf, (void **)&m));
 	memset(m, 0, 4096);

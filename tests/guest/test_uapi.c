@@ -159,7 +159,12 @@ TEST_F(uapi, policy_fields)
 	EXPECT_GE(65536, info.queue_depth);
 	EXPECT_LT(0, info.job_timeout_ms);
 	EXPECT_EQ(16, info.ban_faults);
-	EXPECT_EQ(0, info.pad);
+	/* uAPI 1.6: how many user-mode queues, if the device has them. */
+	if (info.capabilities & DRM_TRN_CAP_USER_QUEUES) {
+		EXPECT_LT(0, info.user_queues);
+	} else {
+		EXPECT_EQ(0, info.user_queues);
+	}
 	/* sysfs says the same. */
 	ASSERT_EQ(0, dut_accel_u64("queue_depth", &depth));
 	ASSERT_EQ(0, dut_accel_u64("job_timeout_ms", &timeout));

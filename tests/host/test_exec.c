@@ -514,7 +514,8 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 		uint32_t id;
 
 		fake.last_create = *c;
-		if (c->flags || c->reserved[0] || c->reserved[1] ||
+		if (c->flags || c->ring_entries || c->ring_handle ||
+		    c->doorbell_handle || c->pad ||
 		    c->queue_id || c->syncobj || c->status_handle) {
 			misuse("QUEUE_CREATE with non-zero in/out fields");
 			return set_errno(EINVAL);
@@ -1357,7 +1358,7 @@ static void test_try_submit(void)
 	CHECK_INT(info.queue_depth, 256);
 	CHECK_INT(info.job_timeout_ms, 5000);
 	CHECK_INT(info.ban_faults, 16);
-	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.user_queues, 0);
 	CHECK_INT(info.reserved[13], 0);
 
 	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
@@ -1653,7 +1654,7 @@ static void test_old_driver(void)
 	CHECK_INT(info.queue_depth, 0);
 	CHECK_INT(info.job_timeout_ms, 0);
 	CHECK_INT(info.ban_faults, 0);
-	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.user_queues, 0);
 
 	/* A failed create closes the handle QUEUE_DESTROY left open. */
 	gem_closes = fake.gem_closes;

@@ -265,7 +265,7 @@ static void test_open_dedup(void)
 	CHECK_INT(info.queue_depth, 1034);
 	CHECK_INT(info.job_timeout_ms, 5010);
 	CHECK_INT(info.ban_faults, 26);
-	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.user_queues, 0);
 	CHECK_INT(info.reserved[0], 0);
 	CHECK_INT(info.reserved[13], 0);
 	/* The size never changes: new fields come out of reserved. */
@@ -296,7 +296,7 @@ static void test_open_dedup(void)
 	CHECK_INT(info.queue_depth, 0);
 	CHECK_INT(info.job_timeout_ms, 0);
 	CHECK_INT(info.ban_faults, 0);
-	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.user_queues, 0);
 	CHECK_INT(info.reserved[13], 0);
 	trn_device_close(a);
 	make_node("accel1", "trn\n");

@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	5
+#define DRM_TRN_UAPI_MINOR	6
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -41,6 +41,8 @@ extern "C" {
 #define DRM_TRN_QUEUE_DESTROY	0x05
 #define DRM_TRN_SUBMIT		0x06
 #define DRM_TRN_QUEUE_STATUS	0x07
+#define DRM_TRN_QUEUE_FENCE	0x08
+#define DRM_TRN_QUEUE_WAKE	0x09
 
 #define DRM_IOCTL_TRN_QUERY \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUERY, struct drm_trn_query)
@@ -62,6 +64,12 @@ extern "C" {
 #define DRM_IOCTL_TRN_QUEUE_STATUS \
 	DRM_IOWR(DRM_COMMAND_BASE + DRM_TRN_QUEUE_STATUS, \
 		 struct drm_trn_queue_status)
+#define DRM_IOCTL_TRN_QUEUE_FENCE \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_TRN_QUEUE_FENCE, \
+		struct drm_trn_queue_fence)
+#define DRM_IOCTL_TRN_QUEUE_WAKE \
+	DRM_IOW(DRM_COMMAND_BASE + DRM_TRN_QUEUE_WAKE, \
+		struct drm_trn_queue_wake)
 
 /**
  * enum drm_trn_generation - hardware generation of a device
@@ -127,6 +135,11 @@ struct drm_trn_query {
  * (uAPI 1.5; a driver before 1.5 fails them with %DRM_TRN_STATUS_BAD_ARG).
  */
 #define DRM_TRN_CAP_LOG_ERF		(1ULL << 5)
+/**
+ * @DRM_TRN_CAP_USER_QUEUES: user-mode queues (%DRM_TRN_QUEUE_USER_MODE),
+ * up to &drm_trn_device_info.user_queues of them on the device (uAPI 1.6).
+ */
+#define DRM_TRN_CAP_USER_QUEUES		(1ULL << 6)
 
 /**
  * struct drm_trn_device_info - answer to %DRM_TRN_QUERY_DEVICE_INFO
@@ -171,8 +184,12 @@ struct drm_trn_device_info {
 	 * many more MMU faults (uAPI 1.3; one timeout bans it too).
 	 */
 	__u32 ban_faults;
-	/** @pad: zero. */
-	__u32 pad;
+	/**
+	 * @user_queues: user-mode queues the device can run at once, all
+	 * contexts together; 0 without %DRM_TRN_CAP_USER_QUEUES (uAPI 1.6;
+	 * before, this was padding and read 0).
+	 */
+	__u32 user_queues;
 };
 
 /**
@@ -350,7 +367,37 @@ struct drm_trn_queue_status_page {
 	__u64 failed_count;
 	/** @failures: the latest failures, a ring indexed as above. */
 	struct drm_trn_job_failure failures[DRM_TRN_STATUS_PAGE_FAILURES];
+	/**
+	 * @state: a user-mode queue's DRM_TRN_QUEUE_* bits, as
+	 * %DRM_IOCTL_TRN_QUEUE_STATUS reports them, set by the kernel as they
+	 * become true, so that a submitter sees a ban without a system call
+	 * (uAPI 1.6). 0 for other queues: their submissions say so.
+	 */
+	__u32 state;
+	/** @pad: zero. */
+	__u32 pad;
 };
+
+/**
+ * DRM_TRN_QUEUE_USER_MODE - a user-mode queue (%DRM_TRN_CAP_USER_QUEUES)
+ *
+ * The caller submits by writing &struct drm_trn_user_desc into the queue's
+ * ring and storing the new job's number in &drm_trn_doorbell.wptr, both
+ * mapped into its process; the device picks the job up without a system
+ * call. The kernel validates nothing per job: every address a job uses is
+ * translated by the device MMU in the caller's context. Such a queue takes
+ * no %DRM_IOCTL_TRN_SUBMIT. Its completion record is the same
+ * &struct drm_trn_queue_status_page, written by the device; its timeline
+ * syncobj gets a point only through %DRM_IOCTL_TRN_QUEUE_FENCE.
+ */
+#define DRM_TRN_QUEUE_USER_MODE		(1U << 0)
+
+/** DRM_TRN_USER_RING_DEFAULT - ring entries of a user-mode queue by default */
+#define DRM_TRN_USER_RING_DEFAULT	1024
+/** DRM_TRN_USER_RING_MIN - fewest ring entries of a user-mode queue */
+#define DRM_TRN_USER_RING_MIN		16
+/** DRM_TRN_USER_RING_MAX - most ring entries of a user-mode queue */
+#define DRM_TRN_USER_RING_MAX		65536
 
 /**
  * struct drm_trn_queue_create - create a queue of jobs on a NeuronCore
@@ -359,14 +406,15 @@ struct drm_trn_queue_status_page {
  * are ordered only by the fences and device semaphores they name. Each queue
  * owns a timeline syncobj whose point N signals when the queue's job number
  * N (counted from 1) has finished; it works with every DRM syncobj ioctl
- * (waits on many queues, sync_file export for poll()).
+ * (waits on many queues, sync_file export for poll()). A user-mode queue's
+ * points exist once %DRM_IOCTL_TRN_QUEUE_FENCE made them.
  */
 struct drm_trn_queue_create {
 	/** @core: NeuronCore, below &drm_trn_device_info.num_cores. */
 	__u32 core;
 	/** @priority: one of &enum drm_trn_priority. */
 	__u32 priority;
-	/** @flags: must be zero. */
+	/** @flags: %DRM_TRN_QUEUE_USER_MODE or zero. */
 	__u32 flags;
 	/** @queue_id: out: the queue's identifier, never 0. */
 	__u32 queue_id;
@@ -377,8 +425,96 @@ struct drm_trn_queue_create {
 	 * queue's &struct drm_trn_queue_status_page at offset 0.
 	 */
 	__u32 status_handle;
-	/** @reserved: must be zero. */
-	__u64 reserved[2];
+	/**
+	 * @ring_entries: user-mode queue: in, descriptors in its ring, a
+	 * power of two from %DRM_TRN_USER_RING_MIN to %DRM_TRN_USER_RING_MAX,
+	 * or 0 for %DRM_TRN_USER_RING_DEFAULT; out, the number it got.
+	 * Otherwise must be zero (uAPI 1.6; before, reserved).
+	 */
+	__u32 ring_entries;
+	/**
+	 * @ring_handle: out: user-mode queue: GEM handle of a host buffer
+	 * holding its ring, @ring_entries &struct drm_trn_user_desc from
+	 * offset 0; the caller maps it writable. Otherwise 0. Must be zero.
+	 */
+	__u32 ring_handle;
+	/**
+	 * @doorbell_handle: out: user-mode queue: GEM handle of a host page
+	 * holding its &struct drm_trn_doorbell at offset 0; the caller maps
+	 * it writable. Otherwise 0. Must be zero.
+	 */
+	__u32 doorbell_handle;
+	/** @pad: must be zero. */
+	__u32 pad;
+};
+
+/**
+ * DRM_TRN_USER_DESC_WAIT - the job waits for a value in memory first
+ *
+ * The device starts the job only once the little-endian 64-bit value at
+ * &drm_trn_user_desc.wait_va, read through the MMU in the queue's context,
+ * is at least &drm_trn_user_desc.wait_value (unsigned). Pointed at
+ * &drm_trn_queue_status_page.completed_seqno of another queue of the same
+ * file (its status buffer's device address), it orders the job after that
+ * queue's job @wait_value, however that job ended. A read that faults
+ * fails the job with %DRM_TRN_STATUS_MMU_FAULT.
+ */
+#define DRM_TRN_USER_DESC_WAIT		(1U << 0)
+
+/**
+ * struct drm_trn_user_desc - one job in a user-mode queue's ring
+ *
+ * Job number S (counted from 1) sits in slot S % ring_entries. Userspace
+ * writes the descriptor, then stores S in &drm_trn_doorbell.wptr (release
+ * order). A slot may be rewritten once its job has completed
+ * (&drm_trn_queue_status_page.completed_seqno); the device reads a
+ * descriptor once, when it starts the job. The device checks each
+ * descriptor as it would a command: a job with an unknown flag, non-zero
+ * wait fields without %DRM_TRN_USER_DESC_WAIT, a misaligned @wait_va or
+ * a bad @cmd_va / @cmd_size (as &struct drm_trn_job) fails with
+ * %DRM_TRN_STATUS_BAD_ARG, %DRM_TRN_STATUS_BAD_ALIGN or
+ * %DRM_TRN_STATUS_BAD_SIZE at offset 0, and the queue goes on.
+ */
+struct drm_trn_user_desc {
+	/** @cmd_va: device address of the command stream, 8-byte aligned. */
+	__u64 cmd_va;
+	/** @cmd_size: as &drm_trn_job.cmd_size. */
+	__u32 cmd_size;
+	/** @flags: %DRM_TRN_USER_DESC_WAIT or zero. */
+	__u32 flags;
+	/** @wait_va: with %DRM_TRN_USER_DESC_WAIT, 8-byte aligned; else 0. */
+	__u64 wait_va;
+	/** @wait_value: with %DRM_TRN_USER_DESC_WAIT; else 0. */
+	__u64 wait_value;
+};
+
+/**
+ * DRM_TRN_DOORBELL_NEED_WAKEUP - the device stopped watching the doorbell
+ *
+ * The device watches a user-mode queue's write pointer while work keeps
+ * arriving and stops after an idle period, setting this flag first. A
+ * submitter that stored a new @wptr, then (after a full memory barrier)
+ * finds the flag set calls %DRM_IOCTL_TRN_QUEUE_WAKE. The device clears it
+ * when it watches again.
+ */
+#define DRM_TRN_DOORBELL_NEED_WAKEUP	(1U << 0)
+
+/**
+ * struct drm_trn_doorbell - a user-mode queue's write pointer
+ *
+ * At offset 0 of the queue's doorbell page, which the caller maps
+ * writable. The device reads it and never trusts it: a @wptr that goes
+ * backwards is not looked at until it passes the last job the device
+ * started, one that runs ahead of the ring makes the device run whatever
+ * the slots hold (in the caller's own context).
+ */
+struct drm_trn_doorbell {
+	/** @wptr: written by userspace: the number of the latest job. */
+	__u64 wptr;
+	/** @flags: written by the device: DRM_TRN_DOORBELL_* bits. */
+	__u32 flags;
+	/** @pad: zero. */
+	__u32 pad;
 };
 
 /**
@@ -597,6 +733,62 @@ struct drm_trn_queue_status {
 	__u32 resets;
 	/** @reserved: out: zero. */
 	__u64 reserved[2];
+};
+
+/**
+ * DRM_TRN_QUEUE_FENCE_OWN_TIMELINE - add the fence to the queue's own
+ * timeline syncobj at point @seqno (@syncobj and @point must be zero);
+ * nothing is added when the timeline has that point or a later one already
+ */
+#define DRM_TRN_QUEUE_FENCE_OWN_TIMELINE	(1U << 0)
+
+/**
+ * struct drm_trn_queue_fence - a fence for a job of a user-mode queue
+ *
+ * Makes a DMA fence that signals when job @seqno of the user-mode queue
+ * @queue_id has completed, carrying its error if it failed (the errno of
+ * &struct drm_trn_job), and puts it into a syncobj: the queue's own
+ * timeline (%DRM_TRN_QUEUE_FENCE_OWN_TIMELINE), or @syncobj, replacing its
+ * fence (@point 0) or adding it at timeline @point. This is how jobs of a
+ * user-mode queue reach waits that sleep, other queues' in-fences, other
+ * drivers and sync_file.
+ *
+ * Only submitted work gets a fence: @seqno must be at most the doorbell's
+ * write pointer when the call is made. Every such fence signals in bounded
+ * time: if the queue completes nothing for
+ * &drm_trn_device_info.job_timeout_ms while a fence of it is pending, the
+ * device abandons the job it runs (%DRM_TRN_STATUS_TIMEOUT), the context is
+ * banned (&DRM_TRN_QUEUE_BANNED) and every pending fence of the queue
+ * signals with -ETIMEDOUT. The call also wakes the device up for the
+ * queue, as %DRM_IOCTL_TRN_QUEUE_WAKE does.
+ */
+struct drm_trn_queue_fence {
+	/** @queue_id: a user-mode queue of the caller. */
+	__u32 queue_id;
+	/** @flags: DRM_TRN_QUEUE_FENCE_* bits. */
+	__u32 flags;
+	/** @seqno: the job, from 1 to the doorbell's write pointer. */
+	__u64 seqno;
+	/** @syncobj: syncobj handle, unless the queue's own timeline. */
+	__u32 syncobj;
+	/** @pad: must be zero. */
+	__u32 pad;
+	/** @point: timeline point of @syncobj, or 0 to replace its fence. */
+	__u64 point;
+};
+
+/**
+ * struct drm_trn_queue_wake - ring a user-mode queue's doorbell
+ *
+ * Makes the device look at the queue's write pointer again; for a
+ * submitter that found %DRM_TRN_DOORBELL_NEED_WAKEUP set. Cheap, and
+ * harmless when the device was watching anyway.
+ */
+struct drm_trn_queue_wake {
+	/** @queue_id: a user-mode queue of the caller. */
+	__u32 queue_id;
+	/** @flags: must be zero. */
+	__u32 flags;
 };
 
 #if defined(__cplusplus)
