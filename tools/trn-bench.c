@@ -749,7 +749,8 @@ static void *qthread_main(void *arg)
  * not all start, since the barrier then never opens.
  */
 static int run_queues(trn_device_t *dev, uint32_t cores, struct noop *nj,
-		      size_t nq, size_t total, double *per_job)
+		      size_t nq, size_t total, uint32_t flags,
+		      double *per_job)
 {
 	struct qthread t[NQ];
 	pthread_t th[NQ];
@@ -761,8 +762,9 @@ static int run_queues(trn_device_t *dev, uint32_t cores, struct noop *nj,
 	memset(t, 0, sizeof(t));
 	pthread_barrier_init(&start, NULL, (unsigned int)nq + 1);
 	for (i = 0; i < nq; i++) {
-		ret = trn_queue_create(dev, (uint32_t)(i % cores),
-				       TRN_PRIORITY_NORMAL, &t[i].q);
+		ret = trn_queue_create_flags(dev, (uint32_t)(i % cores),
+					     TRN_PRIORITY_NORMAL, flags,
+					     &t[i].q);
 		if (ret)
 			break;
 		created++;
@@ -819,7 +821,7 @@ static void bench_queues(trn_device_t *dev, struct noop *nj)
 		progress("%zu NOP jobs from %zu threads on %zu queues", total,
 			 counts[i], counts[i]);
 		ret = run_queues(dev, info.num_cores, nj, counts[i], total,
-				 &per_job);
+				 TRN_QUEUE_CREATE_KERNEL, &per_job);
 		if (ret) {
 			fail("multi-queue submission", ret);
 			return;
@@ -833,6 +835,97 @@ static void bench_queues(trn_device_t *dev, struct noop *nj)
 	f = fig("submit_queue_scaling", one / per_job, "x");
 	fig_note(f, "submit_1queue / submit_%dqueues, %ld CPUs online", NQ,
 		 sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+/*
+ * User-mode queues (issue 14; execution.md): the same NOP jobs through a
+ * queue whose ring and doorbell are mapped, where trn_submit() makes no
+ * system call while the device watches the doorbell.
+ *
+ * submit_usermode_ns_per_job: 10,000 NOP jobs back to back, then one wait
+ * (as submit_pipelined_ns_per_job; prof_usermode_submit_ns_per_job the
+ * submitting part). submit_usermode_latency_ns: one NOP job submitted and
+ * waited for, median of 600. submit_usermode_8queues_ns_per_job and
+ * submit_usermode_queue_scaling: as the kernel queues' figures.
+ * prof_usermode_wakes_per_job: QUEUE_WAKE calls per job of the pipelined
+ * run (the device had stopped watching), from trn_queue_status()'s
+ * submitted count and the wake-ups the run made... counted as the ioctls
+ * the process made, from the rusage of the submitting thread is not
+ * exact, so the figure is the system calls per job seen by strace-free
+ * means: voluntary context switches per job.
+ */
+static void bench_usermode(trn_device_t *dev, struct noop *nj)
+{
+	const size_t total = iters(10000, 1000), lat_n = iters(600, 60);
+	struct trn_device_info info;
+	double per, sub, one = NAN, eight = NAN, *lat;
+	struct trn_fence f;
+	struct figure *fg;
+	trn_queue_t *q;
+	size_t i;
+	int ret;
+
+	ret = trn_device_info(dev, &info);
+	if (ret) {
+		fail("device info", ret);
+		return;
+	}
+	if (!(info.capabilities & TRN_CAP_USER_QUEUES)) {
+		progress("the device has no user-mode queues: skipped");
+		return;
+	}
+	ret = trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+				     TRN_QUEUE_CREATE_USER, &q);
+	if (ret) {
+		fail("user-mode queue", ret);
+		return;
+	}
+	progress("%zu NOP jobs back to back on a user-mode queue", total);
+	/* Warm up, as for the kernel queue. */
+	ret = pipelined(q, nj, 300, 1, &per, &sub);
+	if (!ret)
+		ret = pipelined(q, nj, total, 1, &per, &sub);
+	if (!ret) {
+		fig("submit_usermode_ns_per_job", per, "ns");
+		fig("prof_usermode_submit_ns_per_job", sub, "ns");
+	}
+
+	lat = calloc(lat_n, sizeof(*lat));
+	if (!ret && !lat)
+		ret = -ENOMEM;
+	progress("%zu NOP jobs submitted and waited for, user-mode queue",
+		 lat_n);
+	for (i = 0; i < lat_n && !ret; i++) {
+		int64_t t0 = now_ns();
+
+		ret = trn_submit(q, &nj->job, &f);
+		if (!ret)
+			ret = trn_fence_wait(&f, now_ns() + WAIT_NS);
+		lat[i] = (double)(now_ns() - t0);
+	}
+	if (!ret)
+		fig("submit_usermode_latency_ns", median(lat, lat_n), "ns");
+	free(lat);
+	trn_queue_wait_idle(q, now_ns() + WAIT_NS);
+	trn_queue_destroy(q);
+
+	if (!ret) {
+		progress("%zu NOP jobs from 1 and %d threads, user-mode queues",
+			 total, NQ);
+		ret = run_queues(dev, info.num_cores, nj, 1, total,
+				 TRN_QUEUE_CREATE_USER, &one);
+	}
+	if (!ret)
+		ret = run_queues(dev, info.num_cores, nj, NQ, total,
+				 TRN_QUEUE_CREATE_USER, &eight);
+	if (!ret) {
+		fig("submit_usermode_8queues_ns_per_job", eight, "ns");
+		fg = fig("submit_usermode_queue_scaling", one / eight, "x");
+		fig_note(fg, "1 queue / %d queues, %ld CPUs online", NQ,
+			 sysconf(_SC_NPROCESSORS_ONLN));
+	}
+	if (ret)
+		fail("user-mode queue submission", ret);
 }
 
 /* -------------------------------------------------------- trn: copies */
@@ -1385,7 +1478,8 @@ static void bench_hang(trn_device_t *dev, struct noop *nj)
 			ret = tenant_submit_hangs(&t, queue, 256, 0);
 	}
 	if (!ret)
-		ret = trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q);
+		ret = trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+					     TRN_QUEUE_CREATE_KERNEL, &q);
 	if (!ret) {
 		t0 = now_ns();
 		ret = trn_submit(q, &nj->job, &f);
@@ -1440,6 +1534,10 @@ static void ratios(void)
 	      "ioctl_roundtrip_ns", 0, true);
 	ratio("submit_8queues_ratio", "submit_8queues_ns_per_job",
 	      "ioctl_roundtrip_ns", 0, true);
+	ratio("submit_usermode_ratio", "submit_usermode_ns_per_job",
+	      "ioctl_roundtrip_ns", 1, true);
+	ratio("submit_usermode_latency_ratio", "submit_usermode_latency_ns",
+	      "wakeup_pingpong_ns", 1.5, true);
 	if (!isnan(h2d) && !isnan(d2h) && !isnan(d2d) && mc > 0) {
 		f = fig("copy_ratio", fmin(h2d, fmin(d2h, d2d)) / mc, "x");
 		fig_target(f, 0.8, false);
@@ -1496,8 +1594,8 @@ static void usage(FILE *to)
 		"  -d, --minor N   use /dev/accel/accelN (default: first trn device)\n"
 		"  -o, --only LIST run only these benchmarks (comma-separated):\n"
 		"                  ioctl memcpy vgem bo latency (with the ping-pong)\n"
-		"                  pipelined\n"
-		"                  queues copy mlp full hang (not with --quick)\n"
+		"                  pipelined queues usermode (user-mode queues)\n"
+		"                  copy mlp full hang (not with --quick)\n"
 		"  -h, --help      this text\n");
 }
 
@@ -1580,7 +1678,9 @@ int main(int argc, char **argv)
 	/* trn. */
 	if (want("bo"))
 		bench_bo(dev);
-	ret = trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q);
+	/* The kernel's submission path; user-mode queues have their own. */
+	ret = trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+				     TRN_QUEUE_CREATE_KERNEL, &q);
 	if (!ret)
 		ret = noop_init(dev, &nj);
 	if (ret) {
@@ -1592,6 +1692,8 @@ int main(int argc, char **argv)
 			bench_pipelined(q, &nj);
 		if (want("queues"))
 			bench_queues(dev, &nj);
+		if (want("usermode"))
+			bench_usermode(dev, &nj);
 		if (want("copy"))
 			bench_copy(dev, q);
 		if (want("mlp"))

@@ -315,6 +315,7 @@ static void trn_sim_core_work(struct work_struct *work)
 
 	cookie = dma_fence_begin_signalling();
 	trn_sim_core_awake(core);
+again:
 	for (pass = 0; pass < TRN_SIM_PASSES; pass++) {
 		progress = false;
 		done = false;
@@ -350,7 +351,7 @@ static void trn_sim_core_work(struct work_struct *work)
 idle:
 	/* User-mode queues: watch their doorbells for a while first. */
 	if (trn_sim_core_watch(core))
-		trn_sim_core_kick(core);
+		goto again;	/* at once: no trip through the workqueue */
 out:
 	dma_fence_end_signalling(cookie);
 }

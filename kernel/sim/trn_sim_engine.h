@@ -86,9 +86,12 @@ struct trn_sim_ring {
  * @doorbell: its doorbell page (a host page userspace writes)
  * @page: its completion record, which the device writes
  * @state: the core's report page, which the device writes
- * @irq_at: interrupt once this job completes; under &trn_sim_core.lock
- * @cancelled: every job from now on completes as aborted; under
- *             &trn_sim_core.lock
+ * @sems: the semaphores of the queue's context on its core
+ * @irq_at: interrupt once this job completes (U64_MAX: not asked); set
+ *          by uq_irq_at, taken back with cmpxchg by the engine when it
+ *          raises the interrupt
+ * @cancelled: every job from now on completes as aborted; set once by
+ *             uq_stop
  * @wait_va: the fetched job's memory wait (%TRN_SIM_RING_WAITING)
  * @wait_value: the value it waits for
  * @failed: failures written to @page
@@ -105,6 +108,7 @@ struct trn_sim_uring {
 	struct trn_sim_ring ring;
 	u32 id;
 	u64 ring_va;
+	u64 *sems;
 	struct drm_trn_doorbell *doorbell;
 	struct drm_trn_queue_status_page *page;
 	struct trn_hw_uq_state *state;

@@ -66,16 +66,13 @@ static u64 trn_sim_uring_wptr(struct trn_sim_uring *ur)
 	return smp_load_acquire(&ur->doorbell->wptr);
 }
 
+/*
+ * Whether uq_stop came: read without the core's lock (a store to a bool),
+ * checked before every job and slice, so a stop is seen at the next one.
+ */
 static bool trn_sim_uring_cancelled(struct trn_sim_uring *ur)
 {
-	struct trn_sim_core *core = ur->ring.core;
-	unsigned long flags;
-	bool cancelled;
-
-	spin_lock_irqsave(&core->lock, flags);
-	cancelled = ur->cancelled;
-	spin_unlock_irqrestore(&core->lock, flags);
-	return cancelled;
+	return READ_ONCE(ur->cancelled);
 }
 
 /* A job the engine must leave alone until it is abandoned. */
@@ -97,8 +94,7 @@ static bool trn_sim_uring_complete(struct trn_sim_uring *ur, u32 status,
 	struct trn_sim_ring *ring = &ur->ring;
 	struct trn_sim_core *core = ring->core;
 	struct trn_hw_uq_state *st = ur->state;
-	u64 seqno = ring->seqno, now;
-	unsigned long flags;
+	u64 seqno = ring->seqno, now, at;
 	bool irq = false;
 
 	lockdep_assert_held(&core->exec_lock);
@@ -143,12 +139,22 @@ static bool trn_sim_uring_complete(struct trn_sim_uring *ur, u32 status,
 	WRITE_ONCE(st->completed_seqno, cpu_to_le64(seqno));
 	atomic64_inc(&core->sdev->jobs_executed);
 
-	spin_lock_irqsave(&core->lock, flags);
-	if (seqno >= ur->irq_at) {
-		ur->irq_at = U64_MAX;
-		irq = true;
+	/*
+	 * The interrupt the core asked for, once. The completion before the
+	 * look, as uq_irq_at stores before the core looks at the completion:
+	 * either we see the request or the core sees the job done.
+	 */
+	smp_mb();
+	at = READ_ONCE(ur->irq_at);
+	while (seqno >= at) {
+		u64 old = cmpxchg64(&ur->irq_at, at, U64_MAX);
+
+		if (old == at) {
+			irq = true;
+			break;
+		}
+		at = old;	/* the core asked again meanwhile */
 	}
-	spin_unlock_irqrestore(&core->lock, flags);
 	return irq;
 }
 
@@ -215,7 +221,7 @@ static bool trn_sim_uring_fetch(struct trn_sim_uring *ur, bool *irq)
 		ring->state = TRN_SIM_RING_HUNG;
 		return true;
 	}
-	ring->exec.sems = trn_sim_ctx_sems(sdev, ring->ctx, ring->core->id);
+	ring->exec.sems = ur->sems;
 	trn_sim_exec_start(&ring->exec, d.cmd_va, d.cmd_size);
 	if (d.flags & DRM_TRN_USER_DESC_WAIT) {
 		ur->wait_va = d.wait_va;
@@ -609,6 +615,8 @@ int trn_sim_uq_init(struct trn_device *tdev, const struct trn_hw_uq *hw)
 	ur->ring.index = U32_MAX;
 	ur->ring.entries = hw->entries;
 	ur->ring.ctx = hw->ctx;
+	/* The context outlives its queues: look its semaphores up once. */
+	ur->sems = trn_sim_ctx_sems(sdev, hw->ctx, core->id);
 	ur->ring.seqno = 1;
 	ur->ring.exec.ops = &trn_sim_ring_exec_ops;
 	ur->ring.exec.scratch = &core->scratch;
@@ -736,9 +744,9 @@ void trn_sim_uq_irq_at(struct trn_device *tdev, u32 id, u64 seqno)
 	spin_lock_irqsave(&sdev->uring_lock, flags);
 	ur = trn_sim_uring_of(sdev, id);
 	if (ur) {
-		spin_lock(&ur->ring.core->lock);
-		ur->irq_at = seqno;
-		spin_unlock(&ur->ring.core->lock);
+		WRITE_ONCE(ur->irq_at, seqno);
+		/* Before the caller looks at the completion again. */
+		smp_mb();
 	}
 	spin_unlock_irqrestore(&sdev->uring_lock, flags);
 }
@@ -769,9 +777,7 @@ void trn_sim_uq_stop(struct trn_device *tdev, u32 id, bool abandon)
 
 	/* The queue stays until uq_fini, which only the caller makes. */
 	mutex_lock(&core->exec_lock);
-	spin_lock_irqsave(&core->lock, flags);
-	ur->cancelled = true;
-	spin_unlock_irqrestore(&core->lock, flags);
+	WRITE_ONCE(ur->cancelled, true);
 	if (abandon && ur->ring.state != TRN_SIM_RING_IDLE)
 		irq = trn_sim_uring_end(ur, DRM_TRN_STATUS_TIMEOUT);
 	mutex_unlock(&core->exec_lock);
