@@ -375,14 +375,18 @@ static void trn_uq_hung(struct trn_uq *uq)
 
 	if (!drm_dev_enter(&tdev->drm, &idx))
 		return;		/* trn_uqs_unplug() fails the fences */
+	/* Claimed as stopped here: the ban below leaves it to us. */
 	mutex_lock(&tdev->uq_lock);
-	if (uq->running) {
-		tdev->ops->uq_stop(tdev, uq->hw_id, true);
-		first = !uq->stopped;
+	if (uq->running && !uq->stopped) {
 		uq->stopped = true;
+		first = true;
 	}
 	mutex_unlock(&tdev->uq_lock);
 
+	/*
+	 * Guilty and banned before the device lets go of the job: whoever
+	 * sees the jobs behind it aborted sees why.
+	 */
 	if (first) {
 		drm_warn(&tdev->drm, "user-mode queue %u of context %u: job %llu timed out, abandoned\n",
 			 queue->id, queue->ctx->id, uq->progress_seqno + 1);
@@ -391,9 +395,15 @@ static void trn_uq_hung(struct trn_uq *uq)
 		queue->resets++;
 		spin_unlock_irqrestore(&queue->status_lock, flags);
 		trn_uq_page_state(uq, DRM_TRN_QUEUE_GUILTY);
+		trn_ctx_job_hung(queue->ctx);
+	}
+	mutex_lock(&tdev->uq_lock);
+	if (uq->running)
+		tdev->ops->uq_stop(tdev, uq->hw_id, true);
+	mutex_unlock(&tdev->uq_lock);
+	if (first) {
 		atomic64_inc(&tdev->stats.resets);
 		atomic64_inc(&tdev->cores[uq->core].timed_out);
-		trn_ctx_job_hung(queue->ctx);
 		trn_event(tdev, TRN_EVENT_RESET);
 	}
 
@@ -760,7 +770,7 @@ void trn_uqs_cancel(struct trn_device *tdev, struct trn_ctx *ctx)
 		if (uq->queue->ctx != ctx || !uq->running ||
 		    !trn_queue_banned(uq->queue))
 			continue;
-		/* A queue that hung is stopped already. */
+		/* A queue that hung is stopped by trn_uq_hung() itself. */
 		if (!uq->stopped)
 			tdev->ops->uq_stop(tdev, uq->hw_id, false);
 		uq->stopped = true;

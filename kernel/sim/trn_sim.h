@@ -197,6 +197,8 @@ void trn_sim_uq_irq_at(struct trn_device *tdev, u32 id, u64 seqno);
 void trn_sim_uq_stop(struct trn_device *tdev, u32 id, bool abandon);
 
 #if IS_ENABLED(CONFIG_KUNIT)
+struct drm_trn_user_desc;
+u32 trn_sim_udesc_check(const struct drm_trn_user_desc *d);
 int trn_sim_parse(const char *buf, size_t count, u32 *vals, int max);
 int trn_sim_parse_shape(const char *buf, size_t count,
 			struct trn_sim_shape *shape);

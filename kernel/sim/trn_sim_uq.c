@@ -41,6 +41,8 @@
 #include <asm/barrier.h>
 #include <asm/byteorder.h>
 
+#include <kunit/visibility.h>
+
 #include <uapi/drm/trn_accel.h>
 
 #include "../trn_hw.h"
@@ -167,8 +169,14 @@ static bool trn_sim_uring_end(struct trn_sim_uring *ur, u32 status)
 	return trn_sim_uring_complete(ur, status, 0, 0, 0);
 }
 
-/* The device's check of a descriptor; DRM_TRN_STATUS_OK if it may run. */
-static u32 trn_sim_udesc_check(const struct drm_trn_user_desc *d)
+/**
+ * trn_sim_udesc_check() - the device's check of a user-mode descriptor
+ * @d: the descriptor, as read from the ring
+ *
+ * Return: %DRM_TRN_STATUS_OK if the job may run, else the status it fails
+ * with (at offset 0).
+ */
+VISIBLE_IF_KUNIT u32 trn_sim_udesc_check(const struct drm_trn_user_desc *d)
 {
 	u32 flags = d->flags;
 
@@ -183,6 +191,7 @@ static u32 trn_sim_udesc_check(const struct drm_trn_user_desc *d)
 		return DRM_TRN_STATUS_BAD_SIZE;
 	return DRM_TRN_STATUS_OK;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_udesc_check);
 
 /*
  * Fetch the next job if the write pointer announces it. Returns whether

@@ -3,9 +3,9 @@
  * Copyright (c) 2026 The trn authors
  *
  * KUnit tests of the simulator's control-file parser (what new_device and
- * del_device accept and what they refuse) and of its device memory: pages
+ * del_device accept and what they refuse), of its device memory (pages
  * exist from hbm_populate to hbm_clear, and looking them up never
- * allocates.
+ * allocates), and of its check of user-mode queue descriptors.
  */
 
 #include <kunit/test.h>
@@ -14,6 +14,8 @@
 #include <linux/module.h>
 #include <linux/sizes.h>
 #include <linux/string.h>
+
+#include <uapi/drm/trn_accel.h>
 
 #include "../trn_compat.h"
 #include "../trn_drv.h"
@@ -371,7 +373,60 @@ static struct kunit_suite trn_sim_mem_suite = {
 	.test_cases = trn_sim_mem_cases,
 };
 
-kunit_test_suites(&trn_sim_parse_suite, &trn_sim_mem_suite);
+struct udesc_case {
+	const char *name;
+	struct drm_trn_user_desc d;
+	u32 status;
+};
+
+#define UVA	0x100000000ULL
+
+static const struct udesc_case udesc_cases[] = {
+	{ "plain", { UVA, 8, 0, 0, 0 }, DRM_TRN_STATUS_OK },
+	{ "largest", { UVA, DRM_TRN_JOB_MAX_CMD_SIZE, 0, 0, 0 },
+	  DRM_TRN_STATUS_OK },
+	{ "wait", { UVA, 16, DRM_TRN_USER_DESC_WAIT, UVA + 8, 3 },
+	  DRM_TRN_STATUS_OK },
+	{ "wait_for_zero", { UVA, 8, DRM_TRN_USER_DESC_WAIT, 0, 0 },
+	  DRM_TRN_STATUS_OK },
+	{ "unknown_flag", { UVA, 8, 2, 0, 0 }, DRM_TRN_STATUS_BAD_ARG },
+	{ "top_flag", { UVA, 8, 1U << 31, 0, 0 }, DRM_TRN_STATUS_BAD_ARG },
+	{ "wait_va_without_flag", { UVA, 8, 0, UVA, 0 },
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "wait_value_without_flag", { UVA, 8, 0, 0, 1 },
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "cmd_misaligned", { UVA + 4, 8, 0, 0, 0 },
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "wait_misaligned", { UVA, 8, DRM_TRN_USER_DESC_WAIT, UVA + 1, 1 },
+	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "size_zero", { UVA, 0, 0, 0, 0 }, DRM_TRN_STATUS_BAD_SIZE },
+	{ "size_odd", { UVA, 12, 0, 0, 0 }, DRM_TRN_STATUS_BAD_SIZE },
+	{ "size_too_big", { UVA, DRM_TRN_JOB_MAX_CMD_SIZE + 8, 0, 0, 0 },
+	  DRM_TRN_STATUS_BAD_SIZE },
+	{ "flag_before_size", { UVA, 0, 4, 0, 0 }, DRM_TRN_STATUS_BAD_ARG },
+};
+
+KUNIT_ARRAY_PARAM_DESC(udesc, udesc_cases, name);
+
+static void udesc_check(struct kunit *test)
+{
+	const struct udesc_case *c = test->param_value;
+
+	KUNIT_EXPECT_EQ(test, trn_sim_udesc_check(&c->d), c->status);
+}
+
+static struct kunit_case trn_sim_uq_cases[] = {
+	KUNIT_CASE_PARAM(udesc_check, udesc_gen_params),
+	{}
+};
+
+static struct kunit_suite trn_sim_uq_suite = {
+	.name = "trn_sim_uq",
+	.test_cases = trn_sim_uq_cases,
+};
+
+kunit_test_suites(&trn_sim_parse_suite, &trn_sim_mem_suite,
+		  &trn_sim_uq_suite);
 
 MODULE_DESCRIPTION("KUnit tests of the trn driver and its simulator");
 MODULE_AUTHOR("The trn authors");
