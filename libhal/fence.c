@@ -245,6 +245,7 @@ TRN_PUBLIC int trn_fence_wait(const struct trn_fence *f,
 	ret = trn_queue_wait_point(f->queue, f->seqno, abs_timeout_ns);
 	if (ret)
 		return ret;
+	trn_uq_reap(f->queue);
 	return trn_queue_page_status(f->queue, f->seqno);
 }
 
@@ -365,6 +366,9 @@ TRN_PUBLIC int trn_fence_wait_many(const struct trn_fence *fences,
 	if (ret)
 		return ret;
 done:
+	for (i = 0; i < count; i++)
+		if (fences[i].seqno)
+			trn_uq_reap(fences[i].queue);
 	if (wait_any && first)
 		*first = m.first;
 	return 0;

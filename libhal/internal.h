@@ -203,6 +203,8 @@ void trn_bo_ref_many(trn_bo_t *const *bos, size_t n);
 /* uqueue.c: user-mode queues. */
 int trn_uq_open(trn_queue_t *q, const struct drm_trn_queue_create *c);
 void trn_uq_close(trn_queue_t *q, bool stale);
+/* A wait saw jobs of @q complete: let go of their buffers if unlocked. */
+void trn_uq_reap(trn_queue_t *q);
 int trn_uq_submit(trn_queue_t *q, const struct trn_job *jobs, size_t count,
 		  struct trn_fence *fences, bool nonblock);
 /*

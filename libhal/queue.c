@@ -259,12 +259,17 @@ TRN_PUBLIC uint64_t trn_queue_last_seqno(trn_queue_t *q)
 
 TRN_PUBLIC int trn_queue_wait_idle(trn_queue_t *q, int64_t abs_timeout_ns)
 {
+	int ret;
+
 	if (!q)
 		return -EINVAL;
 	if (trn_handle_stale(q->dev))
 		return -ECHILD;
 	/* Idle is idle: how the last job ended is its fence's business. */
-	return trn_queue_wait_point(q, trn_queue_last_seqno(q), abs_timeout_ns);
+	ret = trn_queue_wait_point(q, trn_queue_last_seqno(q), abs_timeout_ns);
+	if (!ret)
+		trn_uq_reap(q);
+	return ret;
 }
 
 TRN_PUBLIC int trn_queue_status(trn_queue_t *q, struct trn_queue_status *st)

@@ -108,6 +108,15 @@ static void release_holds(trn_queue_t *q, bool all)
 	}
 }
 
+void trn_uq_reap(trn_queue_t *q)
+{
+	/* Not when a submitter of this queue (perhaps us) holds the lock. */
+	if (!q->uq || pthread_mutex_trylock(&q->uq->submit_lock))
+		return;
+	release_holds(q, false);
+	pthread_mutex_unlock(&q->uq->submit_lock);
+}
+
 void trn_uq_close(trn_queue_t *q, bool stale)
 {
 	struct trn_uq *uq = q->uq;
