@@ -429,6 +429,10 @@ int trn_uq_submit(trn_queue_t *q, const struct trn_job *jobs, size_t count,
 		nbos += j->bo_count;
 		signals |= j->signal_syncobj_count != 0;
 	}
+	/* As a kernel queue's SUBMIT says it: the record says it here. */
+	if (__atomic_load_n(&q->page->state, __ATOMIC_RELAXED) &
+	    DRM_TRN_QUEUE_BANNED)
+		return -ECANCELED;
 	if (count > 4) {
 		plan = calloc(count, sizeof(*plan));
 		if (!plan)

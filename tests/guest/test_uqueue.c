@@ -17,6 +17,7 @@
 
 #include "kselftest_harness.h"
 #include "trn_test.h"
+#include "trnhal.h"
 
 #define DEV		53
 #define TIMEOUT_MS	500
@@ -921,6 +922,165 @@ TEST_F(uq, a_runaway_write_pointer_costs_only_its_queue)
 	ASSERT_EQ(0, sim_debugfs_u64(DEV, "jobs_executed", &after));
 	EXPECT_EQ(before, after);
 	uq_destroy(self->fd, &r);
+}
+
+/*
+ * libtrnhal on user-mode queues: the kind it makes, and that the API means
+ * what it means on a kernel queue (depth, device waits for another
+ * queue's fences, buffers kept for the jobs that use them, bans).
+ */
+static int lib_job(trn_queue_t *q, trn_cmdbuf_t *cb, trn_bo_t *data,
+		   const struct trn_fence *wait, struct trn_fence *f,
+		   bool try)
+{
+	trn_bo_t *bos[2] = { trn_cmdbuf_bo(cb), data };
+	struct trn_job j;
+
+	memset(&j, 0, sizeof(j));
+	j.cmd_va = trn_cmdbuf_va(cb);
+	j.cmd_size = (uint32_t)trn_cmdbuf_size(cb);
+	j.bos = bos;
+	j.bo_count = data ? 2 : 1;
+	j.waits = wait;
+	j.wait_count = wait ? 1 : 0;
+	return try ? trn_try_submit(q, &j, f) : trn_submit(q, &j, f);
+}
+
+TEST_F(uq, libtrnhal_keeps_its_meaning)
+{
+	trn_cmdbuf_t *gate, *nop, *wr, *hang;
+	struct trn_fence f0, f1, f2, fh;
+	struct trn_queue_status st;
+	trn_queue_t *q, *q2, *kq;
+	trn_bo_t *flag, *data;
+	trn_device_t *dev;
+	unsigned int minor, i;
+	uint64_t *fm, *dm;
+	int ret = 0;
+
+	ASSERT_EQ(0, sim_minor(DEV, &minor));
+	ASSERT_EQ(0, trn_device_open(minor, &dev));
+	ASSERT_EQ(-EINVAL, trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+						  TRN_QUEUE_CREATE_KERNEL |
+						  TRN_QUEUE_CREATE_USER, &q));
+	ASSERT_EQ(-EINVAL, trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+						  4, &q));
+	ASSERT_EQ(0, trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, trn_queue_create_flags(dev, 1, TRN_PRIORITY_NORMAL,
+					    TRN_QUEUE_CREATE_USER, &q2));
+	ASSERT_EQ(0, trn_queue_create_flags(dev, 1, TRN_PRIORITY_NORMAL,
+					    TRN_QUEUE_CREATE_KERNEL, &kq));
+	EXPECT_EQ(1, trn_queue_is_user_mode(q));
+	EXPECT_EQ(1, trn_queue_is_user_mode(q2));
+	EXPECT_EQ(0, trn_queue_is_user_mode(kq));
+	EXPECT_EQ(0, trn_queue_is_user_mode(NULL));
+
+	ASSERT_EQ(0, trn_bo_create(dev, 4096, TRN_PLACEMENT_HOST, 0, 0, &flag));
+	ASSERT_EQ(0, trn_bo_map(flag, (void **)&fm));
+	ASSERT_EQ(0, trn_bo_create(dev, 4096, TRN_PLACEMENT_HOST, 0, 0, &data));
+	ASSERT_EQ(0, trn_bo_map(data, (void **)&dm));
+	fm[0] = 0;
+	dm[0] = 0;
+	ASSERT_EQ(0, trn_cmdbuf_create(dev, 0, &gate));
+	ASSERT_EQ(0, trn_cmdbuf_create(dev, 0, &nop));
+	ASSERT_EQ(0, trn_cmdbuf_create(dev, 0, &wr));
+	ASSERT_EQ(0, trn_cmdbuf_create(dev, 0, &hang));
+	/* A job that cannot finish until the CPU lets it: a semaphore. */
+	ASSERT_EQ(0, trn_cmd_sem_wait(gate, 3, 1));
+	ASSERT_EQ(0, trn_cmd_nop(nop));
+	ASSERT_EQ(0, trn_cmd_write64(wr, trn_bo_va(data), 0x600d));
+
+	/*
+	 * q2's job waits for q's gate (a device wait, the submission returns
+	 * at once) and writes into a buffer freed right after: the library
+	 * keeps it for the job.
+	 */
+	ASSERT_EQ(0, lib_job(q, gate, NULL, NULL, &f0, false));
+	ASSERT_EQ(0, lib_job(q2, wr, data, &f0, &f1, false));
+	EXPECT_EQ(1, trn_fence_status(&f1));
+	trn_bo_unmap(data);
+	trn_bo_free(data);
+	/* Depth: the ring behind the gate fills; a try says so, unchanged. */
+	for (i = 1; i < 1024 && !ret; i++)
+		ret = lib_job(q, nop, NULL, NULL, &f2, true);
+	EXPECT_EQ(0, ret);
+	EXPECT_EQ(-EAGAIN, lib_job(q, nop, NULL, NULL, NULL, true));
+	EXPECT_EQ(1024, trn_queue_last_seqno(q));
+
+	/* Let the gate go: a semaphore signal from a kernel queue. */
+	{
+		trn_cmdbuf_t *sig;
+
+		ASSERT_EQ(0, trn_cmdbuf_create(dev, 0, &sig));
+		ASSERT_EQ(0, trn_cmd_sem_signal(sig, 3, 1));
+		/* Same context, same core: q's core is 0. */
+		trn_queue_destroy(kq);
+		ASSERT_EQ(0, trn_queue_create_flags(dev, 0,
+						    TRN_PRIORITY_NORMAL,
+						    TRN_QUEUE_CREATE_KERNEL,
+						    &kq));
+		ASSERT_EQ(0, lib_job(kq, sig, NULL, NULL, NULL, false));
+		ASSERT_EQ(0, trn_queue_wait_idle(q, trn_now_ns() +
+						    WAIT_MS * 1000000LL));
+		trn_cmdbuf_destroy(sig);
+	}
+	EXPECT_EQ(0, trn_fence_wait(&f1, trn_now_ns() + WAIT_MS * 1000000LL));
+	EXPECT_EQ(0, trn_fence_status(&f0));
+	EXPECT_EQ(0, trn_fence_status(&f2));
+
+	/* A hang bans the context: the next submission says so. */
+	ASSERT_EQ(0, trn_cmd_sem_wait(hang, HANG_SEM, 1));
+	ASSERT_EQ(0, lib_job(q, hang, NULL, NULL, &fh, false));
+	EXPECT_EQ(-ETIMEDOUT, trn_fence_wait(&fh, trn_now_ns() +
+					     WAIT_MS * 1000000LL));
+	EXPECT_EQ(-ECANCELED, lib_job(q, nop, NULL, NULL, NULL, false));
+	EXPECT_EQ(-ECANCELED, lib_job(q2, nop, NULL, NULL, NULL, false));
+	ASSERT_EQ(0, trn_queue_status(q, &st));
+	EXPECT_TRUE(st.state & TRN_QUEUE_GUILTY);
+	EXPECT_TRUE(st.state & TRN_QUEUE_BANNED);
+
+	trn_cmdbuf_destroy(gate);
+	trn_cmdbuf_destroy(nop);
+	trn_cmdbuf_destroy(wr);
+	trn_cmdbuf_destroy(hang);
+	trn_bo_unmap(flag);
+	trn_bo_free(flag);
+	trn_queue_destroy(q);
+	trn_queue_destroy(q2);
+	trn_queue_destroy(kq);
+	trn_device_close(dev);
+}
+
+/*
+ * Where the environment asks for kernel queues, trn_queue_create() makes
+ * them; the explicit flag still gets a user-mode queue.
+ */
+TEST_F(uq, libtrnhal_environment_chooses_kernel_queues)
+{
+	trn_queue_t *q, *u;
+	trn_device_t *dev;
+	unsigned int minor;
+	char *old = getenv("TRNHAL_USER_QUEUES");
+
+	ASSERT_EQ(0, sim_minor(DEV, &minor));
+	ASSERT_EQ(0, trn_device_open(minor, &dev));
+	setenv("TRNHAL_USER_QUEUES", "0", 1);
+	ASSERT_EQ(0, trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q));
+	ASSERT_EQ(0, trn_queue_create_flags(dev, 0, TRN_PRIORITY_NORMAL,
+					    TRN_QUEUE_CREATE_USER, &u));
+	EXPECT_EQ(0, trn_queue_is_user_mode(q));
+	EXPECT_EQ(1, trn_queue_is_user_mode(u));
+	setenv("TRNHAL_USER_QUEUES", "1", 1);
+	trn_queue_destroy(q);
+	ASSERT_EQ(0, trn_queue_create(dev, 0, TRN_PRIORITY_NORMAL, &q));
+	EXPECT_EQ(1, trn_queue_is_user_mode(q));
+	if (old)
+		setenv("TRNHAL_USER_QUEUES", old, 1);
+	else
+		unsetenv("TRNHAL_USER_QUEUES");
+	trn_queue_destroy(q);
+	trn_queue_destroy(u);
+	trn_device_close(dev);
 }
 
 TEST_HARNESS_MAIN
