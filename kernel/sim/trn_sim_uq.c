@@ -594,6 +594,22 @@ static struct trn_sim_uring *trn_sim_uring_of(struct trn_sim_dev *sdev,
 	return sdev->urings[id];
 }
 
+/*
+ * The running queue @id, for uq_fini and uq_stop: the core calls neither
+ * concurrently with uq_fini of the same queue, so it stays valid.
+ */
+static struct trn_sim_uring *trn_sim_uring_find(struct trn_sim_dev *sdev,
+						u32 id)
+{
+	struct trn_sim_uring *ur;
+	unsigned long flags;
+
+	spin_lock_irqsave(&sdev->uring_lock, flags);
+	ur = trn_sim_uring_of(sdev, id);
+	spin_unlock_irqrestore(&sdev->uring_lock, flags);
+	return ur;
+}
+
 /**
  * trn_sim_uq_init() - trn_hw_ops.uq_init of the simulator
  * @tdev: the device
@@ -681,14 +697,11 @@ err_free:
 void trn_sim_uq_fini(struct trn_device *tdev, u32 id)
 {
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
-	struct trn_sim_uring *ur;
+	struct trn_sim_uring *ur = trn_sim_uring_find(sdev, id);
 	struct trn_sim_core *core;
 	unsigned long flags;
 	u32 i;
 
-	spin_lock_irqsave(&sdev->uring_lock, flags);
-	ur = trn_sim_uring_of(sdev, id);
-	spin_unlock_irqrestore(&sdev->uring_lock, flags);
 	if (!ur)
 		return;
 	core = ur->ring.core;
@@ -772,14 +785,10 @@ void trn_sim_uq_irq_at(struct trn_device *tdev, u32 id, u64 seqno)
 void trn_sim_uq_stop(struct trn_device *tdev, u32 id, bool abandon)
 {
 	struct trn_sim_dev *sdev = trn_device_hw_priv(tdev);
-	struct trn_sim_uring *ur;
+	struct trn_sim_uring *ur = trn_sim_uring_find(sdev, id);
 	struct trn_sim_core *core;
-	unsigned long flags;
 	bool irq = false;
 
-	spin_lock_irqsave(&sdev->uring_lock, flags);
-	ur = trn_sim_uring_of(sdev, id);
-	spin_unlock_irqrestore(&sdev->uring_lock, flags);
 	if (!ur)
 		return;
 	core = ur->ring.core;

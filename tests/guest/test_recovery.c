@@ -33,38 +33,24 @@
 FIXTURE(rec)
 {
 	int fd;
-	bool have_param;
-	uint64_t old_timeout;
 	struct sim_counters mem0;
 	struct host_bo cmd, data;
 	uint32_t bos[2];
 	struct cmds cs;
 };
 
-static void restore_timeout(FIXTURE_DATA(rec) *self)
-{
-	if (self->have_param)
-		trn_param_set("job_timeout_ms", self->old_timeout);
-}
-
 FIXTURE_SETUP(rec)
 {
 	int ret;
 
 	self->fd = -1;
-	self->have_param = false;
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	if (sim_exists(DEV))
 		sim_del(DEV);
 	ASSERT_EQ(0, debugfs_ready());
-	ret = trn_param_get("job_timeout_ms", &self->old_timeout);
-	ASSERT_EQ(0, ret) TH_LOG("job_timeout_ms: %s", strerror(-ret));
-	self->have_param = true;
-	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT_MS));
-	ret = sim_new(DEV, 2, 64, 1);
-	restore_timeout(self);
-	ASSERT_EQ(0, ret);
+	ret = sim_new_timeout(DEV, 2, 64, 1, TIMEOUT_MS);
+	ASSERT_EQ(0, ret) TH_LOG("device %u: %s", DEV, strerror(-ret));
 	ASSERT_EQ(0, sim_counters(DEV, &self->mem0));
 	self->fd = sim_open(DEV);
 	ASSERT_LE(0, self->fd);
@@ -79,7 +65,6 @@ FIXTURE_TEARDOWN(rec)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	restore_timeout(self);
 	if (sim_available() && sim_exists(DEV))
 		sim_del(DEV);
 }
@@ -413,9 +398,7 @@ TEST_F(rec, device_reset)
 	sim_debugfs_path(DEV, "reset_fail_next", fail, sizeof(fail));
 	if (access(fail, W_OK))
 		SKIP(return, "no %s", fail);
-	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT));
-	ret = sim_new(ID, 2, 16, 1);
-	restore_timeout(self);
+	ret = sim_new_timeout(ID, 2, 16, 1, TIMEOUT);
 	ASSERT_EQ(0, ret);
 	sim_debugfs_path(ID, "hang_next", hang, sizeof(hang));
 	sim_debugfs_path(ID, "reset_fail_next", fail, sizeof(fail));

@@ -188,8 +188,6 @@ static int binary_status(int fd, uint32_t handle)
 FIXTURE(uq)
 {
 	int fd;
-	bool have_param;
-	uint64_t old_timeout;
 	struct host_bo cmd, data;
 	struct cmds cs;
 	uint64_t nop_va;
@@ -206,12 +204,8 @@ FIXTURE_SETUP(uq)
 	if (sim_exists(DEV))
 		sim_del(DEV);
 	ASSERT_EQ(0, debugfs_ready());
-	ret = trn_param_get("job_timeout_ms", &self->old_timeout);
-	ASSERT_EQ(0, ret) TH_LOG("job_timeout_ms: %s", strerror(-ret));
-	ASSERT_EQ(0, trn_param_set("job_timeout_ms", TIMEOUT_MS));
-	ret = sim_new(DEV, 2, 16, 1);
-	trn_param_set("job_timeout_ms", self->old_timeout);
-	ASSERT_EQ(0, ret);
+	ret = sim_new_timeout(DEV, 2, 16, 1, TIMEOUT_MS);
+	ASSERT_EQ(0, ret) TH_LOG("device %u: %s", DEV, strerror(-ret));
 	self->fd = sim_open(DEV);
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, query_info(self->fd, &info));

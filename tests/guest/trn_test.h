@@ -702,6 +702,28 @@ static inline int trn_param_set(const char *name, uint64_t val)
 	return sysfs_write(path, buf);
 }
 
+/*
+ * Create simulated device @id as sim_new() does, with trn's
+ * job_timeout_ms at @timeout_ms for it: the parameter is read when a
+ * device is added, and is put back right after. 0 or -errno.
+ */
+static inline int sim_new_timeout(unsigned int id, unsigned int cores,
+				  unsigned int hbm_mib, unsigned int queues,
+				  uint64_t timeout_ms)
+{
+	uint64_t old;
+	int ret, put;
+
+	ret = trn_param_get("job_timeout_ms", &old);
+	if (ret)
+		return ret;
+	ret = trn_param_set("job_timeout_ms", timeout_ms);
+	if (!ret)
+		ret = sim_new(id, cores, hbm_mib, queues);
+	put = trn_param_set("job_timeout_ms", old);
+	return ret ? ret : put;
+}
+
 /* --- Execution: queues, jobs, syncobjs, raw command streams --- */
 
 /* CLOCK_MONOTONIC in ns (what DRM syncobj timeouts are measured against). */
