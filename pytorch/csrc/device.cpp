@@ -402,6 +402,16 @@ struct TrnHooks final : at::PrivateUse1HooksInterface {
 		return pinned_allocator();
 	}
 
+	const at::Generator &getDefaultGenerator(c10::DeviceIndex index) const override
+	{
+		return default_generator(index);
+	}
+
+	at::Generator getNewGenerator(c10::DeviceIndex index) const override
+	{
+		return new_generator(index);
+	}
+
 	c10::Device getDeviceFromPtr(void *) const override
 	{
 		return c10::Device(c10::DeviceType::PrivateUse1, current_device());

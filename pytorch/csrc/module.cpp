@@ -10,6 +10,7 @@
 
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include "trn_torch.h"
 
@@ -113,6 +114,37 @@ PYBIND11_MODULE(_C, m)
 
 		exchange_stream(c10::Stream(c10::Stream::UNSAFE, d, id));
 	}, py::arg("stream_id"), py::arg("device"));
+	/* The default generators; torch.Generator("trn") makes others. */
+	m.def("manual_seed", [](int i, uint64_t seed) {
+		at::Generator &g = default_generator(checked_index(i));
+		std::lock_guard<std::mutex> l(g.mutex());
+
+		g.set_current_seed(seed);
+	}, py::arg("device"), py::arg("seed"));
+	m.def("seed", [](int i) {
+		at::Generator &g = default_generator(checked_index(i));
+		std::lock_guard<std::mutex> l(g.mutex());
+
+		return g.seed();
+	}, py::arg("device") = -1);
+	m.def("initial_seed", [](int i) {
+		at::Generator &g = default_generator(checked_index(i));
+		std::lock_guard<std::mutex> l(g.mutex());
+
+		return g.current_seed();
+	}, py::arg("device") = -1);
+	m.def("get_rng_state", [](int i) {
+		at::Generator &g = default_generator(checked_index(i));
+		std::lock_guard<std::mutex> l(g.mutex());
+
+		return g.get_state();
+	}, py::arg("device") = -1);
+	m.def("set_rng_state", [](const at::Tensor &state, int i) {
+		at::Generator &g = default_generator(checked_index(i));
+		std::lock_guard<std::mutex> l(g.mutex());
+
+		g.set_state(state);
+	}, py::arg("state"), py::arg("device") = -1);
 	m.def("device_op_counts", [] { return device_op_counts(); });
 	m.def("fallback_counts", [] { return fallback_counts(); });
 	m.def("reset_counts", [] { reset_counts(); });

@@ -75,6 +75,44 @@ static bool fallback_is_error()
 	return v && !strcmp(v, "error");
 }
 
+/*
+ * A random operator through the fallback draws from its trn generator's
+ * CPU generator (generator.cpp), or from its device's default generator
+ * when it was given none: the CPU kernel would take the CPU's otherwise,
+ * and refuse a trn one.
+ */
+static void use_cpu_generators(const c10::OperatorHandle &op,
+			       torch::jit::Stack *stack)
+{
+	const auto &args = op.schema().arguments();
+	size_t n = args.size(), base, i;
+	int device = -1;
+
+	if (stack->size() < n)
+		return;
+	base = stack->size() - n;
+	for (i = 0; i < n && device < 0; i++) {
+		const c10::IValue &v = (*stack)[base + i];
+
+		if (v.isTensor() && v.toTensor().defined() &&
+		    v.toTensor().device().type() == c10::DeviceType::PrivateUse1)
+			device = v.toTensor().device().index();
+	}
+	for (i = 0; i < n; i++) {
+		c10::TypePtr t = args[i].type();
+		c10::IValue &v = (*stack)[base + i];
+
+		if (auto o = t->cast<c10::OptionalType>())
+			t = o->getElementType();
+		if (t->kind() != c10::TypeKind::GeneratorType)
+			continue;
+		if (v.isGenerator())
+			v = c10::IValue(cpu_generator_of(v.toGenerator()));
+		else if (v.isNone() && device >= 0)
+			v = c10::IValue(cpu_generator_of(default_generator(device)));
+	}
+}
+
 void cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 {
 	const std::string name = c10::toString(op.schema().operator_name());
@@ -86,6 +124,7 @@ void cpu_fallback(const c10::OperatorHandle &op, torch::jit::Stack *stack)
 
 		fallbacks[name]++;
 	}
+	use_cpu_generators(op, stack);
 	at::native::cpu_fallback(op, stack);
 }
 

@@ -66,6 +66,15 @@ struct eager_block *pinned_block_of(const void *p, uint64_t *offset);
 struct eager_block *block_of(const at::Tensor &t);
 uint64_t byte_offset(const at::Tensor &t);
 
+/*
+ * Random number generators (generator.cpp): trn:N's default generator
+ * (index -1: the current device), a new one, and the CPU generator a trn
+ * generator draws with (other generators: themselves).
+ */
+at::Generator &default_generator(int index);
+at::Generator new_generator(int index);
+at::Generator cpu_generator_of(const at::Generator &g);
+
 /* Synchronise every stream of trn:N; throws on a device error. */
 void synchronize(int index);
 

@@ -176,11 +176,62 @@ def _is_in_bad_fork():
     return False
 
 
+def _seed64(seed):
+    # As torch.Generator.manual_seed() takes it: negative seeds wrap.
+    seed = int(seed)
+    if seed < 0:
+        seed = 0xFFFF_FFFF_FFFF_FFFF + seed
+    if not 0 <= seed <= 0xFFFF_FFFF_FFFF_FFFF:
+        raise RuntimeError(f"torch.trn: seed {seed} is out of range")
+    return seed
+
+
+def manual_seed(seed):
+    """Seed the current device's default generator."""
+    _C.manual_seed(-1, _seed64(seed))
+
+
 def manual_seed_all(seed):
-    # torch.manual_seed() calls this after seeding the CPU generator, and
-    # random numbers of trn tensors are drawn on the CPU (fallback): there
-    # is nothing more to seed.
-    pass
+    """Seed every trn device's default generator (torch.manual_seed()
+    calls this)."""
+    seed = _seed64(seed)
+    for i in range(device_count()):
+        _C.manual_seed(i, seed)
+
+
+def seed():
+    """Seed the current device's default generator at random."""
+    _C.seed(-1)
+
+
+def seed_all():
+    """Seed every device's default generator with one random seed."""
+    s = _C.seed(0)
+    for i in range(1, device_count()):
+        _C.manual_seed(i, s)
+
+
+def initial_seed():
+    return _C.initial_seed(-1)
+
+
+def get_rng_state(device="trn"):
+    """The state of the device's default generator (a CPU byte tensor, the
+    same format as the CPU generator's)."""
+    return _C.get_rng_state(_index(device))
+
+
+def set_rng_state(new_state, device="trn"):
+    _C.set_rng_state(new_state, _index(device))
+
+
+def get_rng_state_all():
+    return [get_rng_state(i) for i in range(device_count())]
+
+
+def set_rng_state_all(new_states):
+    for i, state in enumerate(new_states):
+        set_rng_state(state, i)
 
 
 _module = types.ModuleType("torch.trn")
@@ -188,7 +239,9 @@ for _name in ("is_available", "device_count", "current_device", "set_device",
               "synchronize", "memory_allocated", "memory_reserved",
               "max_memory_allocated", "empty_cache", "device_op_counts",
               "fallback_counts", "reset_counts", "is_initialized",
-              "_is_in_bad_fork", "manual_seed_all", "Stream", "Event",
+              "_is_in_bad_fork", "manual_seed", "manual_seed_all", "seed",
+              "seed_all", "initial_seed", "get_rng_state", "set_rng_state",
+              "get_rng_state_all", "set_rng_state_all", "Stream", "Event",
               "current_stream", "default_stream", "set_stream", "stream"):
     setattr(_module, _name, globals()[_name])
 torch._register_device_module("trn", _module)

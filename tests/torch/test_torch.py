@@ -715,6 +715,66 @@ def streams_and_events():
         raise AssertionError("set_stream took a CPU stream")
 
 
+@test
+def generators():
+    """trn's random numbers: drawn by the CPU kernels through the fallback,
+    from trn generators that seed, save and restore as the CPU's do, and
+    give the same numbers as the CPU for the same seed."""
+    torch.trn.reset_counts()
+    torch.manual_seed(1234)            # seeds every trn device too
+    a = torch.randn(257, device="trn")
+    b = torch.randn(257, device="trn")
+    assert torch.trn.initial_seed() == 1234
+    torch.manual_seed(1234)
+    c = torch.randn(257)
+    assert_close(a.cpu(), c, rtol=0, atol=0)
+    assert_close(b.cpu(), torch.randn(257), rtol=0, atol=0)
+    assert not torch.equal(a.cpu(), b.cpu())   # it went on
+    assert torch.trn.fallback_counts().get("aten::normal_", 0) >= 2, \
+        torch.trn.fallback_counts()
+
+    # Saved and restored.
+    state = torch.trn.get_rng_state()
+    assert state.device.type == "cpu" and state.dtype == torch.uint8
+    x = torch.rand(64, device="trn")
+    torch.trn.set_rng_state(state)
+    y = torch.rand(64, device="trn")
+    assert_close(x.cpu(), y.cpu(), rtol=0, atol=0)
+    torch.trn.set_rng_state_all(torch.trn.get_rng_state_all())
+
+    # A generator of trn:1 of its own, and the same seed on the CPU.
+    g = torch.Generator(device="trn:1")
+    assert g.device == torch.device("trn:1"), g.device
+    g.manual_seed(7)
+    assert g.initial_seed() == 7
+    u = torch.rand(100, device="trn:1", generator=g)
+    assert u.device == torch.device("trn:1")
+    gc = torch.Generator()
+    gc.manual_seed(7)
+    assert_close(u.cpu(), torch.rand(100, generator=gc), rtol=0, atol=0)
+    # Its state and the CPU's are one format.
+    gc.set_state(g.get_state())
+    assert_close(torch.rand(10, device="trn:1", generator=g).cpu(),
+                 torch.rand(10, generator=gc), rtol=0, atol=0)
+
+    # Per device: seeding trn:0 leaves trn:1's default alone.
+    torch.trn.manual_seed_all(5)
+    torch.trn.set_device(0)
+    torch.trn.manual_seed(6)
+    p = torch.randn(16, device="trn:1")
+    torch.manual_seed(5)
+    assert_close(p.cpu(), torch.randn(16), rtol=0, atol=0)
+
+    # Dropout and other random operators follow the seed too.
+    torch.manual_seed(99)
+    d1 = torch.nn.functional.dropout(torch.ones(512, device="trn"), 0.5)
+    torch.manual_seed(99)
+    d2 = torch.nn.functional.dropout(torch.ones(512, device="trn"), 0.5)
+    assert_close(d1.cpu(), d2.cpu(), rtol=0, atol=0)
+    torch.manual_seed(-3)              # wraps, as torch.Generator does
+    assert torch.trn.initial_seed() == 0xFFFF_FFFF_FFFF_FFFF - 3
+
+
 def sim_knobs(name):
     return glob.glob(f"/sys/kernel/debug/trn_sim/*/{name}")
 
