@@ -1043,6 +1043,81 @@ static std::optional<at::Tensor> reduce_f32(const at::Tensor &x,
 	return out.view(s.shape);
 }
 
+/* Runs of adjacent reduced dims reduced one after the other, at most. */
+static constexpr size_t kMaxRuns = 4;
+
+/*
+ * The reduced dims of @x in runs of adjacent dims, the last run first
+ * ((0, 2) of 3-D: {2, 2} then {0, 0}); empty if PyTorch would refuse them.
+ */
+static std::vector<std::pair<int64_t, int64_t>> dim_runs(const at::Tensor &x,
+							 at::IntArrayRef dim)
+{
+	const int64_t n = x.dim();
+	std::vector<std::pair<int64_t, int64_t>> runs;
+	std::vector<bool> red(n, false);
+
+	for (int64_t d : dim) {
+		if (!n || d < -n || d >= n || red[(d + n) % n])
+			return {};
+		red[(d + n) % n] = true;
+	}
+	for (int64_t d = n - 1; d >= 0; d--) {
+		if (!red[d])
+			continue;
+		int64_t last = d;
+
+		while (d > 0 && red[d - 1])
+			d--;
+		runs.emplace_back(d, last);
+	}
+	return runs;
+}
+
+/*
+ * Sum (or max) of f32 @x over dims that are not one run ((0, 2) of 3-D):
+ * one run at a time, the last first, each kept as 1s so that the others
+ * keep their places, then the shape asked for. @count gets the values
+ * each result summarises (for the mean).
+ */
+static std::optional<at::Tensor> reduce_runs(const at::Tensor &x,
+					     at::IntArrayRef dim,
+					     bool keepdim, bool max,
+					     int64_t *count)
+{
+	auto runs = dim_runs(x, dim);
+	std::vector<int64_t> shape;
+	std::vector<bool> red(x.dim(), false);
+	at::Tensor cur = x;
+
+	/* A max over all but trailing dims has no form in the ISA. */
+	if (max || runs.size() < 2 || runs.size() > kMaxRuns)
+		return std::nullopt;
+	*count = 1;
+	for (auto [first, last] : runs) {
+		std::vector<int64_t> d;
+
+		for (int64_t i = first; i <= last; i++) {
+			d.push_back(i);
+			red[i] = true;
+			*count *= x.size(i);
+		}
+		auto s = split_dims(cur, at::IntArrayRef(d), true);
+
+		if (!s)
+			return std::nullopt;
+		auto r = reduce_f32(cur, *s, max);
+
+		if (!r)
+			return std::nullopt;
+		cur = *r;
+	}
+	for (int64_t i = 0; i < x.dim(); i++)
+		if (!red[i] || keepdim)
+			shape.push_back(red[i] ? 1 : x.size(i));
+	return cur.view(shape);
+}
+
 /* sum, mean (@mean) or amax of x over @dim, into @dtype. */
 static std::optional<at::Tensor> reduce_on_device(
 	const at::Tensor &x, at::OptionalIntArrayRef dim, bool keepdim,
@@ -1054,12 +1129,15 @@ static std::optional<at::Tensor> reduce_on_device(
 	if (!on_trn(x) || (dt != at::kFloat && dt != at::kBFloat16))
 		return std::nullopt;
 	auto s = split_dims(x, dim, keepdim);
+	int64_t count = s ? s->red : 1;
 
-	if (!s)
+	/* Dims in more than one run: each run in turn (dim_runs()). */
+	if (!s && (!dim || dim_runs(x, *dim).size() < 2))
 		return std::nullopt;
 	const c10::DeviceGuard guard(x.device());
 	at::Tensor x32 = widened(x);
-	auto r = reduce_f32(x32, *s, max);
+	auto r = s ? reduce_f32(x32, *s, max) :
+		     reduce_runs(x32, *dim, keepdim, max, &count);
 
 	if (!r)
 		return std::nullopt;
@@ -1070,7 +1148,7 @@ static std::optional<at::Tensor> reduce_on_device(
 		at::Tensor m = new_tensor(out.sizes(), out, at::kFloat);
 
 		sc(eager_div_scalar, m, out,
-		   mean ? static_cast<double>(s->red) : 1.0);
+		   mean ? static_cast<double>(count) : 1.0);
 		out = m;
 	}
 	count_device_op(name);

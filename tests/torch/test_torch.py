@@ -270,7 +270,19 @@ def unary_and_reductions():
     assert_close(t3.to("trn").mean((0, 1)).cpu(), t3.mean((0, 1)))
     assert_close(t3.to("trn").sum(1).cpu(), t3.sum(1))          # middle dims
     assert_close(t3.to("trn").mean(1, keepdim=True).cpu(), t3.mean(1, keepdim=True))
-    assert_close(t3.to("trn").sum((0, 2)).cpu(), t3.sum((0, 2)))  # fallback
+    # Dims in two runs: each run in turn, on the device.
+    ops0 = trn_ops().get("sum", 0), trn_ops().get("mean", 0)
+    assert_close(t3.to("trn").sum((0, 2)).cpu(), t3.sum((0, 2)))
+    assert_close(t3.to("trn").mean((2, 0), keepdim=True).cpu(),
+                 t3.mean((2, 0), keepdim=True))
+    t4 = torch.randn(2, 3, 4, 5)
+    assert_close(t4.to("trn").sum((0, 1, 3)).cpu(), t4.sum((0, 1, 3)))
+    assert_close(t4.to("trn").mean((0, 2)).cpu(), t4.mean((0, 2)))
+    assert_close(t4.to("trn").bfloat16().sum((1, 3)).cpu(),
+                 t4.bfloat16().sum((1, 3)))
+    assert trn_ops().get("sum", 0) >= ops0[0] + 3, trn_ops()
+    assert trn_ops().get("mean", 0) >= ops0[1] + 2, trn_ops()
+    assert torch.equal(t3.to("trn").amax((0, 2)).cpu(), t3.amax((0, 2)))  # fallback
     assert torch.equal(t3.to("trn").amax((-2, -1), keepdim=True).cpu(),
                        t3.amax((-2, -1), keepdim=True))
     nan = torch.tensor([[1.0, float("nan"), 3.0]])
