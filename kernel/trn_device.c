@@ -6,6 +6,7 @@
  */
 
 #include <linux/device.h>
+#include <linux/dma-mapping.h>
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/fs.h>
@@ -48,6 +49,29 @@ VISIBLE_IF_KUNIT int trn_desc_validate(struct device *parent,
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_desc_validate);
 
+/*
+ * Whether streaming DMA mappings of @dev need syncs (bounce buffering, a
+ * device that does not snoop): map a page and ask. The core syncs a
+ * kernel queue's buffers at its jobs' boundaries; a user-mode queue's jobs
+ * it never sees, so such a device gets none.
+ */
+static bool trn_dma_needs_sync(struct device *dev)
+{
+	struct page *page = alloc_page(GFP_KERNEL);
+	bool need = true;
+	dma_addr_t addr;
+
+	if (!page)
+		return true;
+	addr = dma_map_page(dev, page, 0, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (!dma_mapping_error(dev, addr)) {
+		need = dma_need_sync(dev, addr);
+		dma_unmap_page(dev, addr, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	}
+	__free_page(page);
+	return need;
+}
+
 /**
  * trn_device_register() - register an accelerator with the trn core
  * @parent: the backend's bound device; the DRM device is managed by its
@@ -88,8 +112,12 @@ struct trn_device *trn_device_register(struct device *parent,
 	if (IS_ERR(tdev))
 		return tdev;
 	tdev->desc = *desc;
+	if (desc->user_queues && trn_dma_needs_sync(parent)) {
+		dev_info(parent, "no user-mode queues: DMA mappings need syncs\n");
+		tdev->desc.user_queues = 0;
+	}
 	/* The core says what it offers on top of the hardware. */
-	if (desc->user_queues)
+	if (tdev->desc.user_queues)
 		tdev->desc.capabilities |= DRM_TRN_CAP_USER_QUEUES;
 	else
 		tdev->desc.capabilities &= ~DRM_TRN_CAP_USER_QUEUES;
