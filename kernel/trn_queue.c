@@ -198,13 +198,14 @@ int trn_ioctl_queue_create(struct drm_device *drm, void *data,
 	if (args->priority > DRM_TRN_PRIORITY_HIGH)
 		return -EINVAL;
 	if (user) {
-		if (!tdev->desc.user_queues)
-			return -EOPNOTSUPP;
 		entries = entries ?: DRM_TRN_USER_RING_DEFAULT;
 		if (!is_power_of_2(entries) ||
 		    entries < DRM_TRN_USER_RING_MIN ||
 		    entries > DRM_TRN_USER_RING_MAX)
 			return -EINVAL;
+		/* A well-formed request the device cannot grant. */
+		if (!tdev->desc.user_queues)
+			return -EOPNOTSUPP;
 	} else if (entries) {
 		return -EINVAL;
 	}

@@ -329,6 +329,35 @@ TEST_F(exec, queue_create_bad_flags)
 }
 
 /*
+ * A user-mode queue (uAPI 1.6) where the device offers them, EOPNOTSUPP
+ * where it does not (a part; a device whose DMA needs syncs); a bad ring
+ * size is EINVAL either way, checked first (test_uqueue has the rest).
+ */
+TEST_F(exec, queue_create_user_mode_where_offered)
+{
+	bool offered = self->info.capabilities & DRM_TRN_CAP_USER_QUEUES;
+	struct drm_trn_queue_create c;
+
+	memset(&c, 0, sizeof(c));
+	c.priority = DRM_TRN_PRIORITY_NORMAL;
+	c.flags = DRM_TRN_QUEUE_USER_MODE;
+	c.ring_entries = 24;
+	EXPECT_EQ(0, create_fails(self->fd, &c, EINVAL));
+	c.ring_entries = 16;
+	if (!offered) {
+		EXPECT_EQ(0, self->info.user_queues);
+		EXPECT_EQ(0, create_fails(self->fd, &c, EOPNOTSUPP));
+		return;
+	}
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &c));
+	EXPECT_EQ(16, c.ring_entries);
+	EXPECT_NE(0, c.ring_handle);
+	EXPECT_NE(0, c.doorbell_handle);
+	EXPECT_EQ(0, queue_destroy(self->fd, c.queue_id));
+	EXPECT_EQ(0, syncobj_destroy(self->fd, c.syncobj));
+}
+
+/*
  * What was reserved before uAPI 1.6: a kernel queue takes no ring size,
  * and ring and doorbell handles and the padding are never input.
  */
