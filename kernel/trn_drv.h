@@ -447,6 +447,8 @@ struct trn_queue {
  *         memory of the backend's device; NULL once freed at unplug
  * @state_dma: its DMA address
  * @fence_context: fence context of the queue's fences
+ * @id_held: @hw_id is the queue's in &trn_device.uqs (reserved or
+ *           published); under &trn_device.uq_lock once running
  * @running: the device runs the queue (uq_init done, uq_fini not yet);
  *           under &trn_device.uq_lock
  * @stopped: uq_stop was called (a ban or a hang); under
@@ -478,6 +480,7 @@ struct trn_uq {
 	struct trn_hw_uq_state *state;
 	dma_addr_t state_dma;
 	u64 fence_context;
+	bool id_held;
 	bool running;
 	bool stopped;
 

@@ -341,8 +341,10 @@ static bool trn_uq_halt_locked(struct trn_uq *uq)
 	spin_lock_irqsave(&uq->lock, flags);
 	uq->running = false;
 	spin_unlock_irqrestore(&uq->lock, flags);
-	xa_erase_irq(&tdev->uqs, uq->hw_id);
+	/* The number goes back only once the device let go of it. */
 	tdev->ops->uq_fini(tdev, uq->hw_id);
+	xa_erase_irq(&tdev->uqs, uq->hw_id);
+	uq->id_held = false;
 
 	/* Its last word: what it did, and which jobs it completed. */
 	spin_lock_irqsave(&uq->lock, flags);
@@ -504,6 +506,7 @@ int trn_uq_create(struct trn_queue *queue, struct drm_file *file, u32 core,
 		kfree(uq);
 		return ret == -EBUSY ? -ENOSPC : ret;
 	}
+	uq->id_held = true;
 	queue->uq = uq;
 
 	uq->ring_bo = trn_bo_create_uq(file,
@@ -675,8 +678,9 @@ void trn_uq_free(struct trn_queue *queue)
 	struct trn_device *tdev = uq->tdev;
 
 	WARN_ON(uq->running || !list_empty(&uq->fences));
-	/* The number, reserved or published. */
-	xa_erase_irq(&tdev->uqs, uq->hw_id);
+	/* The number, reserved or published, unless given back already. */
+	if (uq->id_held)
+		xa_erase_irq(&tdev->uqs, uq->hw_id);
 	if (uq->ring_map)
 		trn_mapping_put(uq->ring_map);
 	if (uq->ring_bo)

@@ -13,6 +13,7 @@
  * destroying and closing with work pending, and removing the device.
  */
 #include <poll.h>
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include "kselftest_harness.h"
@@ -857,6 +858,60 @@ TEST_F(uq, the_device_runs_a_bounded_number)
 	for (i = 0; i < n; i++) {
 		queue_destroy(self->fd, qs[i].qc.queue_id);
 		syncobj_destroy(self->fd, qs[i].qc.syncobj);
+	}
+}
+
+/* Create and destroy user-mode queues in a loop (a thread of its own). */
+struct churn {
+	int fd;
+	unsigned int rounds;
+	int ret;
+};
+
+static void *churn_main(void *arg)
+{
+	struct churn *c = arg;
+	unsigned int i;
+
+	for (i = 0; i < c->rounds && !c->ret; i++) {
+		struct drm_trn_queue_create q = {
+			.core = i % 2,
+			.priority = DRM_TRN_PRIORITY_NORMAL,
+			.flags = DRM_TRN_QUEUE_USER_MODE,
+			.ring_entries = 16,
+		};
+
+		c->ret = raw_ioctl(c->fd, DRM_IOCTL_TRN_QUEUE_CREATE, &q);
+		if (!c->ret)
+			c->ret = queue_destroy(c->fd, q.queue_id);
+		if (!c->ret)
+			c->ret = syncobj_destroy(c->fd, q.syncobj);
+	}
+	return NULL;
+}
+
+/*
+ * A device number given back by one queue is taken at once by another:
+ * never before the device let go of it (the fuzzer once saw EBUSY).
+ */
+TEST_F(uq, numbers_are_reused_only_when_free)
+{
+	struct churn c[3];
+	pthread_t th[3];
+	unsigned int i;
+
+	for (i = 0; i < 3; i++) {
+		c[i].fd = sim_open(DEV);
+		ASSERT_LE(0, c[i].fd);
+		c[i].rounds = 150;
+		c[i].ret = 0;
+	}
+	for (i = 0; i < 3; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, churn_main, &c[i]));
+	for (i = 0; i < 3; i++) {
+		pthread_join(th[i], NULL);
+		EXPECT_EQ(0, c[i].ret) TH_LOG("thread %u", i);
+		close(c[i].fd);
 	}
 }
 
