@@ -322,8 +322,10 @@ struct trn_mmu_map {
  * @uq_init: start user-mode queue @uq: from now on the device watches its
  *           doorbell and runs its jobs in order. May sleep
  * @uq_fini: stop user-mode queue @id: when this returns the device no
- *           longer touches it or its memory, and it raises no further
- *           trn_device_uq_irq() for it. May sleep
+ *           longer touches it or its memory. An interrupt it raised for
+ *           the queue may still arrive (the core then finds the number
+ *           unused, or used by a newer queue, which a spurious interrupt
+ *           does not harm). May sleep
  * @uq_wake: look at user-mode queue @id's write pointer again (the
  *           doorbell ioctl); called with a spinlock held
  * @uq_irq_at: raise trn_device_uq_irq() once the queue's completed_seqno
