@@ -482,6 +482,25 @@ int eager_raw_copy(struct eager_block *dst, uint64_t dst_offset,
 		   struct eager_block *src, uint64_t src_offset, uint64_t size);
 
 /*
+ * Elements of @elem_size bytes between two blocks of one device, each side
+ * in its own layout: element (i0, ..., in) of @shape moves from byte
+ * @src_offset + (sum of ik * @src_strides[k]) * @elem_size of @src to the
+ * same place by @dst_strides in @dst. Strides in elements, 0 allowed on
+ * the source (a broadcast), up to EAGER_COPY_MAX_DIMS dims. As COPY 2-D
+ * commands on the current stream: the innermost dim if both sides are
+ * dense in it is each row, the longest other dim the rows of a command,
+ * one command per index of the rest; -E2BIG (nothing recorded) if that
+ * takes more than @max_cmds commands. -EINVAL if an operand leaves its
+ * block, a destination stride is 0, or the two overlap.
+ */
+#define EAGER_COPY_MAX_DIMS	16
+int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
+			   const int64_t *dst_strides, struct eager_block *src,
+			   uint64_t src_offset, const int64_t *src_strides,
+			   int ndim, const int64_t *shape, uint64_t elem_size,
+			   uint64_t max_cmds);
+
+/*
  * MLP benchmark hook for tools/trn-bench: @passes forward passes of the
  * demo's 784-512-512-10 MLP (batch 64) on trn:0; operations per second.
  */

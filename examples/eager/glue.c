@@ -180,3 +180,140 @@ int eager_raw_copy(struct eager_block *dst, uint64_t dst_offset,
 	return record(s, dst, dst->va + dst_offset, src, src->va + src_offset,
 		      size);
 }
+
+/* One dimension of a strided copy: elements, and strides in elements. */
+struct copy_dim {
+	int64_t size, dst, src;
+};
+
+/*
+ * The dims of a strided copy without those of one element, merged where
+ * both sides step through them as through one (row-major order kept).
+ * Returns how many are left; -1 if a destination stride is 0 with more
+ * than one element (the elements would land on each other).
+ */
+static int copy_dims(int ndim, const int64_t *shape, const int64_t *dst_st,
+		     const int64_t *src_st, struct copy_dim *d)
+{
+	int i, n = 0;
+
+	for (i = 0; i < ndim; i++) {
+		if (shape[i] == 1)
+			continue;
+		if (!dst_st[i])
+			return -1;
+		if (n && d[n - 1].dst == dst_st[i] * shape[i] &&
+		    d[n - 1].src == src_st[i] * shape[i]) {
+			d[n - 1].size *= shape[i];
+			d[n - 1].dst = dst_st[i];
+			d[n - 1].src = src_st[i];
+			continue;
+		}
+		d[n++] = (struct copy_dim){ shape[i], dst_st[i], src_st[i] };
+	}
+	return n;
+}
+
+/* The last byte offset + 1 an operand reaches from @offset. */
+static bool copy_span(const struct copy_dim *d, int n, bool dst,
+		      uint64_t offset, uint64_t es, uint64_t *end)
+{
+	uint64_t span = 0, step;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		int64_t st = dst ? d[i].dst : d[i].src;
+
+		if (__builtin_mul_overflow((uint64_t)(d[i].size - 1),
+					   (uint64_t)st, &step) ||
+		    __builtin_add_overflow(span, step, &span))
+			return false;
+	}
+	return !__builtin_mul_overflow(span, es, &span) &&
+	       !__builtin_add_overflow(span, es, &span) &&
+	       !__builtin_add_overflow(span, offset, end);
+}
+
+int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
+			   const int64_t *dst_strides, struct eager_block *src,
+			   uint64_t src_offset, const int64_t *src_strides,
+			   int ndim, const int64_t *shape, uint64_t elem_size,
+			   uint64_t max_cmds)
+{
+	struct copy_dim d[EAGER_COPY_MAX_DIMS];
+	int64_t idx[EAGER_COPY_MAX_DIMS] = { 0 };
+	uint64_t dend, send, width, cmds = 1, dva, sva;
+	int i, n, rows = -1;
+	eager_stream_t *s;
+	int ret;
+
+	if (!dst || !src || !shape || !dst_strides || !src_strides ||
+	    dst->pool->be != src->pool->be || ndim < 0 ||
+	    ndim > EAGER_COPY_MAX_DIMS || !elem_size)
+		return -EINVAL;
+	for (i = 0; i < ndim; i++) {
+		if (shape[i] < 0 || dst_strides[i] < 0 || src_strides[i] < 0)
+			return -EINVAL;
+		if (!shape[i])
+			return 0;
+	}
+	n = copy_dims(ndim, shape, dst_strides, src_strides, d);
+	if (n < 0 || !copy_span(d, n, true, dst_offset, elem_size, &dend) ||
+	    !copy_span(d, n, false, src_offset, elem_size, &send) ||
+	    dend > dst->size || send > src->size)
+		return -EINVAL;
+	/* COPY leaves overlapping bytes unspecified (isa.md): refuse them. */
+	if (dst == src && dst_offset < send && src_offset < dend)
+		return -EINVAL;
+	/* Rows: the innermost dim if both sides are dense in it, ... */
+	width = elem_size;
+	if (n && d[n - 1].dst == 1 && d[n - 1].src == 1) {
+		width *= d[n - 1].size;
+		n--;
+	}
+	/* ... repeated along the longest of the others, once per command. */
+	for (i = 0; i < n; i++)
+		if (rows < 0 || d[i].size > d[rows].size)
+			rows = i;
+	for (i = 0; i < n; i++)
+		if (i != rows)
+			cmds *= d[i].size;
+	if (cmds > max_cmds)
+		return -E2BIG;
+	s = eager_current_stream(eager_block_device(dst));
+	if (!s)
+		return -ENODEV;
+	eager_op_begin(s);
+	ret = eager_op_use(s, dst);
+	if (!ret && src != dst)
+		ret = eager_op_use(s, src);
+	while (!ret) {
+		dva = dst->va + dst_offset;
+		sva = src->va + src_offset;
+		for (i = 0; i < n; i++) {
+			if (i == rows)
+				continue;
+			dva += idx[i] * d[i].dst * elem_size;
+			sva += idx[i] * d[i].src * elem_size;
+		}
+		if (rows < 0)
+			EAGER_EMIT(ret, s, trn_cmd_copy(eager_cmdbuf(s), dva,
+							 sva, width));
+		else
+			EAGER_EMIT(ret, s, trn_cmd_copy2d(eager_cmdbuf(s), dva,
+					d[rows].dst * elem_size, sva,
+					d[rows].src * elem_size, width,
+					d[rows].size));
+		/* The next index, row-major over the dims but @rows. */
+		for (i = n - 1; i >= 0; i--) {
+			if (i == rows)
+				continue;
+			if (++idx[i] < d[i].size)
+				break;
+			idx[i] = 0;
+		}
+		if (i < 0)
+			break;
+	}
+	return ret ? ret : eager_op_end(s);
+}

@@ -45,6 +45,19 @@ static bool on_trn(const at::Tensor &t)
 	return as_eager(t, &e);
 }
 
+/*
+ * @x dense: itself, or, a non-contiguous trn view of f32 or bf16, laid out
+ * by the device's strided COPYs (copy_ in ops.cpp), no host round trip.
+ */
+static at::Tensor dense(const at::Tensor &x)
+{
+	if (x.is_privateuseone() && !x.is_contiguous() && x.numel() &&
+	    (x.scalar_type() == at::kFloat ||
+	     x.scalar_type() == at::kBFloat16))
+		return x.contiguous();
+	return x;
+}
+
 /* A host scalar: a wrapped Python number or a real 0-dim CPU tensor. */
 static bool host_scalar(const at::Tensor &t, double *v)
 {
@@ -581,9 +594,11 @@ static int silu_fn(eager_tensor_t *out, const eager_tensor_t *x)
 	return ret ? ret : eager_mul(out, out, x);
 }
 
-static std::optional<at::Tensor> unary_on_device(const at::Tensor &x,
+static std::optional<at::Tensor> unary_on_device(const at::Tensor &xv,
 						 unary_fn fn, const char *name)
 {
+	const at::Tensor x = dense(xv);
+
 	if (!on_trn(x))
 		return std::nullopt;
 	const c10::DeviceGuard guard(x.device());
@@ -659,9 +674,11 @@ typedef void (*grad_fn)(const at::Tensor &out, const at::Tensor &g,
 			const at::Tensor &x);
 
 static std::optional<at::Tensor> grad_on_device(const at::Tensor &g,
-						const at::Tensor &x,
+						const at::Tensor &xv,
 						grad_fn fn, const char *name)
 {
+	const at::Tensor x = dense(xv);
+
 	if (!g.is_privateuseone() || !on_trn(x) || g.sizes() != x.sizes() ||
 	    g.device() != x.device() || g.scalar_type() != x.scalar_type())
 		return std::nullopt;
@@ -1016,9 +1033,13 @@ static std::optional<at::Tensor> reduce_f32(const at::Tensor &x,
 		return reduce_rows(x, s.outer, s.red, max).view(s.shape);
 	if (s.inner == 1) {
 		/* A row too long for one command: split it, reduce twice. */
-		int64_t last = x.size(-1);
+		int64_t last = std::min(s.red, kMaxDim);
 
-		if (s.outer != 1 || last > kMaxDim || s.red / last > kMaxDim)
+		if (s.outer != 1)
+			return std::nullopt;
+		while (last > 1 && s.red % last)
+			last--;	/* the longest piece that divides the row */
+		if (s.red / last > kMaxDim)
 			return std::nullopt;
 		at::Tensor part = reduce_rows(x, s.red / last, last, max);
 
@@ -1118,15 +1139,58 @@ static std::optional<at::Tensor> reduce_runs(const at::Tensor &x,
 	return cur.view(shape);
 }
 
+/*
+ * Sum (or max) of f32 @x over @dim (valid dims), the reduced dims moved
+ * last by a strided copy on the device, then one row reduction: for what
+ * the forms above do not take (a max over leading or middle dims, more
+ * slices than kMaxLoops). @count gets the values each result summarises.
+ */
+static std::optional<at::Tensor> reduce_moved(const at::Tensor &x,
+					      at::OptionalIntArrayRef dim,
+					      bool keepdim, bool max,
+					      int64_t *count)
+{
+	const int64_t n = x.dim();
+	std::vector<bool> red(n, !dim || dim->empty());
+	std::vector<int64_t> order, shape;
+
+	if (!n)
+		return std::nullopt;
+	if (dim)
+		for (int64_t d : *dim)
+			red[(d + n) % n] = true;
+	*count = 1;
+	for (int64_t d = 0; d < n; d++)
+		if (!red[d])
+			order.push_back(d);
+	for (int64_t d = 0; d < n; d++)
+		if (red[d]) {
+			order.push_back(d);
+			*count *= x.size(d);
+		}
+	for (int64_t d = 0; d < n; d++)
+		if (!red[d] || keepdim)
+			shape.push_back(red[d] ? 1 : x.size(d));
+	if (*count > kMaxDim)
+		return std::nullopt;
+	at::Tensor p = x.permute(order).contiguous();
+
+	return reduce_rows(p, p.numel() / *count, *count, max).view(shape);
+}
+
 /* sum, mean (@mean) or amax of x over @dim, into @dtype. */
 static std::optional<at::Tensor> reduce_on_device(
-	const at::Tensor &x, at::OptionalIntArrayRef dim, bool keepdim,
+	const at::Tensor &xv, at::OptionalIntArrayRef dim, bool keepdim,
 	std::optional<at::ScalarType> dtype, bool max, bool mean,
 	const char *name)
 {
-	at::ScalarType dt = dtype.value_or(x.scalar_type());
+	at::ScalarType dt = dtype.value_or(xv.scalar_type());
 
-	if (!on_trn(x) || (dt != at::kFloat && dt != at::kBFloat16))
+	if (dt != at::kFloat && dt != at::kBFloat16)
+		return std::nullopt;
+	const at::Tensor x = dense(xv);
+
+	if (!on_trn(x))
 		return std::nullopt;
 	auto s = split_dims(x, dim, keepdim);
 	int64_t count = s ? s->red : 1;
@@ -1139,6 +1203,8 @@ static std::optional<at::Tensor> reduce_on_device(
 	auto r = s ? reduce_f32(x32, *s, max) :
 		     reduce_runs(x32, *dim, keepdim, max, &count);
 
+	if (!r)
+		r = reduce_moved(x32, dim, keepdim, max, &count);
 	if (!r)
 		return std::nullopt;
 	at::Tensor out = *r;
@@ -1201,10 +1267,27 @@ static at::Tensor trn_max(const at::Tensor &x)
 
 /* ---- softmax ---- */
 
-static bool last_dim(const at::Tensor &x, int64_t dim)
+/*
+ * Row-wise @fn (softmax, log_softmax) of @x over @dim: rows along the last
+ * dim as they are; another dim moved last and back by strided copies on
+ * the device.
+ */
+static std::optional<at::Tensor> rows_along(const at::Tensor &x, int64_t dim,
+					    unary_fn fn, const char *name)
 {
-	return x.dim() >= 1 && (dim == -1 || dim == x.dim() - 1) &&
-	       x.size(-1) <= kMaxDim;
+	const int64_t n = x.dim();
+
+	if (!x.is_privateuseone() || n < 1 || dim < -n || dim >= n ||
+	    x.size(dim) > kMaxDim)
+		return std::nullopt;
+	dim = (dim + n) % n;
+	if (dim == n - 1)
+		return unary_on_device(x, fn, name);
+	auto r = unary_on_device(x.movedim(dim, -1), fn, name);
+
+	if (!r)
+		return std::nullopt;
+	return r->movedim(-1, dim).contiguous();
 }
 
 static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
@@ -1212,8 +1295,8 @@ static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
 {
 	KernelScope k("softmax");
 
-	if (!half_to_float && last_dim(x, dim))
-		if (auto r = unary_on_device(x, eager_softmax, "softmax"))
+	if (!half_to_float)
+		if (auto r = rows_along(x, dim, eager_softmax, "softmax"))
 			return *r;
 	return fall_back<ATEN_OP(_softmax)>(x, dim, half_to_float);
 }
@@ -1223,9 +1306,9 @@ static at::Tensor trn_log_softmax(const at::Tensor &x, int64_t dim,
 {
 	KernelScope k("log_softmax");
 
-	if (!half_to_float && last_dim(x, dim) && has_log_erf(x))
-		if (auto r = unary_on_device(x, eager_log_softmax,
-					     "log_softmax"))
+	if (!half_to_float && has_log_erf(x))
+		if (auto r = rows_along(x, dim, eager_log_softmax,
+					"log_softmax"))
 			return *r;
 	return fall_back<ATEN_OP(_log_softmax)>(x, dim, half_to_float);
 }
@@ -1273,15 +1356,37 @@ static void log_softmax_grad(const at::Tensor &out, const at::Tensor &g,
 	run(eager_sub(&to, &tg, &to));
 }
 
+/* The backward of rows_along(): @g and output @y moved as the forward did. */
+static std::optional<at::Tensor> grad_rows_along(const at::Tensor &g,
+						 const at::Tensor &y,
+						 int64_t dim, grad_fn fn,
+						 const char *name)
+{
+	const int64_t n = y.dim();
+
+	if (!y.is_privateuseone() || n < 1 || dim < -n || dim >= n ||
+	    y.size(dim) > kMaxDim || g.sizes() != y.sizes())
+		return std::nullopt;
+	dim = (dim + n) % n;
+	if (dim == n - 1)
+		return grad_on_device(g, y, fn, name);
+	auto r = grad_on_device(dense(g.movedim(dim, -1)), y.movedim(dim, -1),
+				fn, name);
+
+	if (!r)
+		return std::nullopt;
+	return r->movedim(-1, dim).contiguous();
+}
+
 static at::Tensor trn_softmax_backward(const at::Tensor &grad,
 				       const at::Tensor &output, int64_t dim,
 				       at::ScalarType input_dtype)
 {
 	KernelScope k("softmax_backward");
 
-	if (input_dtype == grad.scalar_type() && last_dim(grad, dim))
-		if (auto r = grad_on_device(grad, output, softmax_grad,
-					    "softmax_backward"))
+	if (input_dtype == grad.scalar_type())
+		if (auto r = grad_rows_along(grad, output, dim, softmax_grad,
+					     "softmax_backward"))
 			return *r;
 	return fall_back<ATEN_OP(_softmax_backward_data)>(grad, output, dim,
 							  input_dtype);
@@ -1294,9 +1399,10 @@ static at::Tensor trn_log_softmax_backward(const at::Tensor &grad,
 {
 	KernelScope k("log_softmax_backward");
 
-	if (input_dtype == grad.scalar_type() && last_dim(grad, dim))
-		if (auto r = grad_on_device(grad, output, log_softmax_grad,
-					    "log_softmax_backward"))
+	if (input_dtype == grad.scalar_type())
+		if (auto r = grad_rows_along(grad, output, dim,
+					     log_softmax_grad,
+					     "log_softmax_backward"))
 			return *r;
 	return fall_back<ATEN_OP(_log_softmax_backward_data)>(grad, output, dim,
 							      input_dtype);

@@ -10,6 +10,7 @@
  * kernel does not take (a dtype, a layout, a broadcast the ISA has no form
  * for), runs through the fallback.
  */
+#include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
@@ -290,6 +291,35 @@ static bool pinned_copy(const at::Tensor &d, const at::Tensor &h,
 	return true;
 }
 
+/* COPY commands one strided copy may take before it goes through the host. */
+static constexpr uint64_t kMaxCopyCommands = 1024;
+
+/*
+ * @dst = @src, two trn tensors of one device and dtype in any layouts
+ * (@src may be expanded), by the device's 2-D COPYs on the current stream:
+ * no host round trip. False, with nothing recorded, if that takes more
+ * than kMaxCopyCommands commands or the two share bytes of one storage
+ * (the caller copies through the host).
+ */
+static bool strided_on_device(const at::Tensor &dst, const at::Tensor &src)
+{
+	const c10::DeviceGuard guard(dst.device());
+	int ret;
+
+	if (dst.dim() > EAGER_COPY_MAX_DIMS)
+		return false;
+	ret = eager_raw_copy_strided(block_of(dst), byte_offset(dst),
+				     dst.strides().data(), block_of(src),
+				     byte_offset(src), src.strides().data(),
+				     static_cast<int>(dst.dim()),
+				     dst.sizes().data(), dst.element_size(),
+				     kMaxCopyCommands);
+	if (ret == -E2BIG || ret == -EINVAL)
+		return false;
+	check(ret, "copy");
+	return true;
+}
+
 /* @dst (trn) = @src (cpu), any layout and dtype. */
 static void copy_to_device(const at::Tensor &dst, const at::Tensor &src,
 			   bool non_blocking)
@@ -312,7 +342,15 @@ static void copy_to_device(const at::Tensor &dst, const at::Tensor &src,
 		count_device_op("copy_h2d");
 		return;
 	}
-	/* Strided: through an image of the whole storage. */
+	/* Strided: staged contiguous, then laid out by the device ... */
+	at::Tensor staged = new_tensor(dst.sizes(), dst);
+
+	copy_to_device(staged, src, false);
+	if (strided_on_device(dst, staged)) {
+		count_device_op("copy_h2d_strided");
+		return;
+	}
+	/* ... or through an image of the whole storage. */
 	at::Tensor image = download_storage(dst);
 
 	host_view(dst, image).copy_(src);
@@ -340,8 +378,75 @@ static void copy_to_host(const at::Tensor &dst, const at::Tensor &src,
 		count_device_op("copy_d2h");
 		return;
 	}
+	/* Strided: laid out contiguous by the device, then read ... */
+	at::Tensor dense = new_tensor(src.sizes(), src);
+
+	if (strided_on_device(dense, src)) {
+		copy_to_host(dst, dense, false);
+		return;
+	}
+	/* ... or through an image of the whole storage. */
 	dst.copy_(host_view(src, download_storage(src)));
 	count_device_op("copy_d2h_strided");
+}
+
+/*
+ * @dst = @src on one trn device, same dtype, any layouts: one strided copy,
+ * or two through a dense scratch tensor where both are views of one
+ * storage (COPY leaves overlapping bytes unspecified). False, with
+ * nothing recorded into @dst, where the device cannot lay them out.
+ */
+static bool relaid_on_device(const at::Tensor &dst, const at::Tensor &src)
+{
+	if (strided_on_device(dst, src))
+		return true;
+	at::Tensor scratch = new_tensor(src.sizes(), src);
+
+	return strided_on_device(scratch, src) &&
+	       strided_on_device(dst, scratch);
+}
+
+/*
+ * @dst = @src on one trn device, f32 <-> bf16 in any layouts: @src made
+ * dense if it is not, converted by the device, laid out into @dst if it is
+ * not dense. False, with nothing recorded, for other dtypes or layouts the
+ * device cannot copy (the caller copies through the host).
+ */
+static bool cast_on_device(const at::Tensor &dst, const at::Tensor &src)
+{
+	auto f = [](at::ScalarType t) {
+		return t == at::kFloat || t == at::kBFloat16;
+	};
+	const c10::DeviceGuard guard(dst.device());
+	at::Tensor from = src, to = dst;
+	eager_tensor_t tf, tt;
+
+	if (!f(src.scalar_type()) || !f(dst.scalar_type()) ||
+	    src.scalar_type() == dst.scalar_type())
+		return false;
+	if (!from.is_contiguous()) {
+		from = new_tensor(src.sizes(), src);
+		if (!strided_on_device(from, src))
+			return false;
+	}
+	if (!to.is_contiguous())
+		to = new_tensor(dst.sizes(), dst);
+	if (!as_eager(from, &tf) || !as_eager(to, &tt))
+		return false;
+	int ret = eager_cast(&tt, &tf);
+
+	if (ret == -EINVAL)
+		return false;	/* one storage under both: through the host */
+	check(ret, "copy");
+	if (!to.is_same(dst) && !strided_on_device(dst, to)) {
+		/* Converted, but too scattered to lay out: finish on the host. */
+		at::Tensor h = at::empty(to.sizes(),
+					 to.options().device(at::kCPU));
+
+		copy_to_host(h, to, false);
+		copy_to_device(dst, h, false);
+	}
+	return true;
 }
 
 static at::Tensor trn_copy_from(const at::Tensor &src, const at::Tensor &dst,
@@ -372,8 +477,14 @@ static at::Tensor trn_copy_from(const at::Tensor &src, const at::Tensor &dst,
 				     dst.nbytes()),
 		      "copy");
 		count_device_op("copy_d2d");
+	} else if (self.device() == dst.device() &&
+		   self.scalar_type() == dst.scalar_type() &&
+		   relaid_on_device(dst, self)) {
+		count_device_op("copy_d2d_strided");
+	} else if (self.device() == dst.device() && cast_on_device(dst, self)) {
+		count_device_op("copy_d2d_cast");
 	} else {
-		/* Another device, dtype or layout: through the host. */
+		/* Another device, or what the device cannot lay out: host. */
 		at::Tensor h = at::empty(self.sizes(),
 					 self.options().device(at::kCPU));
 

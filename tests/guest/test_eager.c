@@ -494,6 +494,111 @@ TEST_F(rt, data_movement)
 	free(hx);
 }
 
+/*
+ * eager_raw_copy_strided(), the framework glue's layout copy: a 3-D
+ * permute, a broadcast source, a strided destination, elements of 2 and 8
+ * bytes; every refusal leaves the destination as it was.
+ */
+TEST_F(rt, raw_copy_strided)
+{
+	const int64_t shape[3] = { 5, 4, 3 };		/* x.permute(2, 1, 0) */
+	const int64_t dense[3] = { 12, 3, 1 }, perm[3] = { 1, 5, 20 };
+	const int64_t row[2] = { 3, 4 }, bcast[2] = { 0, 1 }, d2[2] = { 4, 1 };
+	const int64_t col[2] = { 4, 3 }, cstr[2] = { 1, 4 }, zero[2] = { 0, 1 };
+	const int64_t neg[2] = { -4, 1 }, huge[1] = { 1LL << 40 };
+	struct eager_block *a = NULL, *b = NULL;
+	float h[60], got[60], keep[60];
+	int64_t i, j, k;
+	uint64_t w[12], gw[12];
+	uint16_t hu[12], gu[12];
+
+	/* Blocks of exactly the smallest class: the bounds below are theirs. */
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, EAGER_MIN_BLOCK, &a));
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, EAGER_MIN_BLOCK, &b));
+	for (i = 0; i < 60; i++)
+		h[i] = (float)i + 0.25f;
+	ASSERT_EQ(0, eager_raw_write(a, 0, h, sizeof(h)));
+	/* out[k][j][i] = x[i][j][k] of x [3][4][5]: 12 commands of 5 rows. */
+	ASSERT_EQ(0, eager_raw_copy_strided(b, 0, dense, a, 0, perm, 3, shape,
+					    4, 12));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 4; j++)
+			for (k = 0; k < 5; k++)
+				ASSERT_EQ(h[i * 20 + j * 5 + k],
+					  got[k * 12 + j * 3 + i]);
+	/* The same with one command fewer than it takes: -E2BIG. */
+	EXPECT_EQ(-E2BIG, eager_raw_copy_strided(b, 0, dense, a, 0, perm, 3,
+						 shape, 4, 11));
+	/* One row of a broadcast to 3 x 4 (source stride 0), at an offset. */
+	ASSERT_EQ(0, eager_raw_copy_strided(b, 16, d2, a, 8, bcast, 2, row, 4,
+					    1));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 4; j++)
+			ASSERT_EQ(h[2 + j], got[4 + i * 4 + j]);
+	/* Into a strided destination (a column-major 4 x 3), bf16-sized. */
+	ASSERT_EQ(0, eager_raw_copy_strided(b, 0, cstr, a, 0,
+					    (int64_t[2]){ 3, 1 }, 2, col, 2,
+					    12));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
+	memcpy(hu, h, sizeof(hu));
+	memcpy(gu, got, sizeof(gu));
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 3; j++)
+			ASSERT_EQ(hu[i * 3 + j], gu[i + 4 * j]);
+	/* 8-byte elements, transposed 3 x 4 -> 4 x 3. */
+	for (i = 0; i < 12; i++)
+		w[i] = 0x0102030405060708ull * (uint64_t)(i + 1);
+	ASSERT_EQ(0, eager_raw_write(a, 0, w, sizeof(w)));
+	ASSERT_EQ(0, eager_raw_copy_strided(b, 0, (int64_t[2]){ 3, 1 }, a, 0,
+					    (int64_t[2]){ 1, 4 }, 2, col, 8,
+					    4));
+	ASSERT_EQ(0, eager_raw_read(b, 0, gw, sizeof(gw)));
+	for (i = 0; i < 3; i++)
+		for (j = 0; j < 4; j++)
+			ASSERT_EQ(w[i * 4 + j], gw[j * 3 + i]);
+	/* Refusals: nothing recorded, the destination as it was. */
+	ASSERT_EQ(0, eager_raw_read(b, 0, keep, sizeof(keep)));
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(NULL, 0, d2, a, 0, d2, 2,
+						  row, 4, 64));
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, neg, a, 0, d2, 2, row,
+						  4, 64));
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, zero, a, 0, d2, 2, row,
+						  4, 64));
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, d2, a, 0, d2, 2, row,
+						  0, 64));
+	/* 3 x 4 floats take 48 bytes: one past the end of b, then of a. */
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, EAGER_MIN_BLOCK - 47, d2,
+						  a, 0, d2, 2, row, 4, 64));
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, d2, a,
+						  EAGER_MIN_BLOCK - 47, d2, 2,
+						  row, 4, 64));
+	EXPECT_EQ(0, eager_raw_copy_strided(b, EAGER_MIN_BLOCK - 48, d2, a,
+					    EAGER_MIN_BLOCK - 48, d2, 2, row,
+					    4, 64));	/* just fits */
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, d2, b, 4, d2, 2, row,
+						  4, 64));	/* overlap */
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, d2, a, 0,
+						  (int64_t[1]){ 1 }, 1, huge,
+						  4, 64));	/* far past */
+	EXPECT_EQ(-EINVAL, eager_raw_copy_strided(b, 0, d2, a, 0, d2,
+						  EAGER_COPY_MAX_DIMS + 1, row,
+						  4, 64));
+	/* 0 elements: nothing to do. */
+	EXPECT_EQ(0, eager_raw_copy_strided(b, 0, d2, a, 0, d2, 2,
+					    (int64_t[2]){ 0, 4 }, 4, 0));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
+	EXPECT_EQ(0, memcmp(keep, got, sizeof(got)));
+	/* Disjoint parts of one block are not an overlap. */
+	ASSERT_EQ(0, eager_raw_copy_strided(b, 120, d2, b, 0, d2, 2,
+					    (int64_t[2]){ 2, 4 }, 4, 64));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
+	EXPECT_EQ(0, memcmp(keep, got + 30, 8 * sizeof(float)));
+	eager_raw_free(a);
+	eager_raw_free(b);
+}
+
 /* ---- the allocator ---- */
 
 TEST_F(rt, allocator_reuse_and_release)

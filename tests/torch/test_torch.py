@@ -86,6 +86,60 @@ def copies_round_trip():
 
 
 @test
+def strided_copies_on_device():
+    """Copies between layouts on one device are the device's 2-D COPYs, not
+    a host round trip; what they cannot lay out still copies exactly."""
+    x = torch.randn(6, 5)
+    d = x.to("trn")
+    torch.trn.reset_counts()
+    assert torch.equal(d.t().contiguous().cpu(), x.t().contiguous())
+    assert torch.equal(d[:, 1:4].contiguous().cpu(), x[:, 1:4])
+    assert torch.equal(d[::2, ::3].contiguous().cpu(), x[::2, ::3])
+    t = torch.randn(3, 4, 5, 2)
+    assert torch.equal(t.to("trn").permute(3, 1, 0, 2).contiguous().cpu(),
+                       t.permute(3, 1, 0, 2).contiguous())
+    i = torch.arange(20).view(4, 5)                 # any dtype: bytes
+    assert torch.equal(i.to("trn").t().contiguous().cpu(), i.t())
+    e = torch.zeros(5, 6, device="trn")
+    e.t().copy_(d)                                  # into a strided view
+    assert torch.equal(e.cpu(), x.t())
+    f = torch.zeros(4, 5, device="trn")
+    f.copy_(d[2])                                   # a broadcast source
+    assert torch.equal(f.cpu(), x[2].expand(4, 5))
+    b = d.t().to(torch.bfloat16)                    # converted and laid out
+    assert torch.equal(b.cpu(), x.t().to(torch.bfloat16))
+    g = torch.zeros(5, 6, dtype=torch.bfloat16, device="trn")
+    g.t().copy_(d)
+    assert torch.equal(g.cpu(), x.t().to(torch.bfloat16))
+    ops = trn_ops()
+    assert ops.get("copy_d2d_strided", 0) >= 7, ops
+    assert ops.get("copy_d2d_cast", 0) >= 2, ops
+    # Strided host copies: staged dense, laid out by the device.
+    h = torch.zeros(6, 5, device="trn")
+    h[:, 2] = torch.arange(6.0)
+    ref = torch.zeros(6, 5)
+    ref[:, 2] = torch.arange(6.0)
+    assert torch.equal(h.cpu(), ref)
+    assert torch.equal(d[:, 3].cpu(), x[:, 3])
+    assert trn_ops().get("copy_d2d_strided", 0) == ops["copy_d2d_strided"]
+    assert trn_ops().get("copy_h2d_strided", 0) >= 1
+    # Too scattered for the device (40 x 40 commands): through the host.
+    c = torch.randn(40, 40, 40)
+    before = trn_ops().get("copy_d2d_strided", 0)
+    assert torch.equal(c.to("trn").permute(2, 1, 0).contiguous().cpu(),
+                       c.permute(2, 1, 0).contiguous())
+    assert trn_ops().get("copy_d2d_strided", 0) == before
+    # Two views of one storage, disjoint but interleaved: through scratch.
+    k = d.clone()
+    k[:, 0] = k[:, 1]
+    ref = x.clone()
+    ref[:, 0] = ref[:, 1]
+    assert torch.equal(k.cpu(), ref)
+    assert trn_ops().get("copy_d2d_strided", 0) == before + 1
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+
+
+@test
 def fill_and_zero():
     before = trn_ops()
     a = torch.empty(33, device="trn").fill_(2.5)
@@ -282,7 +336,13 @@ def unary_and_reductions():
                  t4.bfloat16().sum((1, 3)))
     assert trn_ops().get("sum", 0) >= ops0[0] + 3, trn_ops()
     assert trn_ops().get("mean", 0) >= ops0[1] + 2, trn_ops()
-    assert torch.equal(t3.to("trn").amax((0, 2)).cpu(), t3.amax((0, 2)))  # fallback
+    # Max over leading or middle dims: moved last on the device, then rows.
+    assert torch.equal(t3.to("trn").amax((0, 2)).cpu(), t3.amax((0, 2)))
+    assert torch.equal(t3.to("trn").amax(0).cpu(), t3.amax(0))
+    assert torch.equal(t3.to("trn").amax(1, keepdim=True).cpu(),
+                       t3.amax(1, keepdim=True))
+    assert torch.equal(t4.to("trn").bfloat16().amax((0, 2)).cpu(),
+                       t4.bfloat16().amax((0, 2)))
     assert torch.equal(t3.to("trn").amax((-2, -1), keepdim=True).cpu(),
                        t3.amax((-2, -1), keepdim=True))
     nan = torch.tensor([[1.0, float("nan"), 3.0]])
@@ -297,14 +357,20 @@ def unary_and_reductions():
     edge = torch.tensor([0.0, -0.0, -1.0, float("inf"), 1.0, 1e-45])
     assert_close(torch.log(edge.to("trn")).cpu(), torch.log(edge), equal_nan=True)
     assert_close(torch.softmax(d, -1).cpu(), torch.softmax(x, -1))
-    assert_close(torch.softmax(d, 0).cpu(), torch.softmax(x, 0))   # fallback
+    assert_close(torch.softmax(d, 0).cpu(), torch.softmax(x, 0))   # moved last
+    assert_close(torch.softmax(t3.to("trn"), 1).cpu(), torch.softmax(t3, 1))
     assert_close(F.log_softmax(d, -1).cpu(), F.log_softmax(x, -1))
     assert_close(F.log_softmax(d.bfloat16(), -1).cpu(),
                  F.log_softmax(x.bfloat16(), -1))
     # Rows far apart: finite where exp underflows (no log(softmax)).
     wide = torch.tensor([[0.0, -200.0, 100.0], [-1e4, 1e4, 0.0]])
     assert_close(F.log_softmax(wide.to("trn"), -1).cpu(), F.log_softmax(wide, -1))
-    assert_close(F.log_softmax(d, 0).cpu(), F.log_softmax(x, 0))   # fallback
+    assert_close(F.log_softmax(d, 0).cpu(), F.log_softmax(x, 0))   # moved last
+    assert_close(F.log_softmax(t3.to("trn").bfloat16(), 0).cpu(),
+                 F.log_softmax(t3.bfloat16(), 0))
+    # Non-contiguous inputs: laid out on the device first.
+    assert_close(torch.exp(d.t()).cpu(), torch.exp(x.t()))
+    assert_close(d.t().sum(-1).cpu(), x.t().sum(-1))
     y = torch.randn(9, 6)
     assert_close(F.mse_loss(d, y.to("trn")).cpu(), F.mse_loss(x, y))
     # bf16, forward and backward, as the CPU's bf16 kernels.
@@ -337,7 +403,8 @@ def unary_and_reductions():
     assert not any(k.startswith("aten::gelu") for k in fb), fb
     assert not any(k.startswith("aten::mse_loss") for k in fb), fb   # bf16 too
     assert any(k.startswith("aten::sum") for k in fb), fb
-    assert any(k.startswith("aten::_log_softmax") for k in fb), fb   # dim 0
+    for op in ("aten::_softmax", "aten::_log_softmax", "aten::amax", "aten::exp"):
+        assert not any(k.startswith(op) for k in fb), (op, fb)
 
 
 @test
@@ -352,6 +419,8 @@ def backward_ops_match_cpu():
         ("gelu_backward", F.gelu),
         ("softmax_backward", lambda t: torch.softmax(t, -1)),
         ("log_softmax_backward", lambda t: F.log_softmax(t, -1)),
+        ("softmax_backward", lambda t: torch.softmax(t, 0)),
+        ("log_softmax_backward", lambda t: F.log_softmax(t, 0)),
         ("threshold_backward", torch.relu),
     ]
     x0 = torch.randn(7, 5) * 3
@@ -491,6 +560,7 @@ def no_host_round_trip():
     x = torch.randn(16, 16).to("trn")
     w = torch.randn(16, 16).to("trn")
     torch.trn.synchronize()
+    torch.trn.reset_counts()
     before = trn_ops()
     y = x
     for _ in range(10):
@@ -498,6 +568,14 @@ def no_host_round_trip():
     mid = trn_ops()
     assert mid.get("copy_d2h", 0) == before.get("copy_d2h", 0), (before, mid)
     assert mid.get("mm", 0) - before.get("mm", 0) == 10
+    # Layouts: a transpose made dense, softmax and max over dim 0.
+    z = torch.tanh(y.t()).softmax(0).amax(0) + y[:, ::2].contiguous().sum(1)
+    end = trn_ops()
+    for k in ("copy_d2h", "copy_d2h_strided", "copy_h2d", "copy_h2d_strided"):
+        assert end.get(k, 0) == before.get(k, 0), (k, before, end)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    assert_close(z.cpu(), torch.tanh(y.cpu().t()).softmax(0).amax(0) +
+                 y.cpu()[:, ::2].sum(1))
     y.cpu()
     torch.trn.synchronize()
 
