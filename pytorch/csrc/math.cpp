@@ -577,6 +577,161 @@ static at::Tensor &trn_div_(at::Tensor &a, const at::Tensor &b)
 	return fall_back<ATEN_OP2(div_, Tensor)>(a, b);
 }
 
+static at::Tensor &trn_mul_scalar_(at::Tensor &a, const at::Scalar &b)
+{
+	KernelScope k("mul_");
+
+	if (binary_on_device(a, at::scalar_to_tensor(b), Bin::Mul, "mul_", 1.0,
+			     true))
+		return a;
+	return fall_back<ATEN_OP2(mul_, Scalar)>(a, b);
+}
+
+/* ---- element-wise: the optimizers' updates ---- */
+
+/* @t of @self's shape, dtype and device, dense (a view laid out first). */
+static std::optional<at::Tensor> operand_like(const at::Tensor &self,
+					      const at::Tensor &t)
+{
+	if (!t.is_privateuseone() || t.device() != self.device() ||
+	    t.sizes() != self.sizes() || t.scalar_type() != self.scalar_type())
+		return std::nullopt;
+	at::Tensor d = dense(t);
+
+	if (!on_trn(d))
+		return std::nullopt;
+	return widened(d);
+}
+
+/* The f32 result @out of an update, into @self (rounded once if bf16). */
+static void update_into(at::Tensor &self, const at::Tensor &out)
+{
+	if (!out.is_same(self))
+		narrowed(out, self.scalar_type(), &self);
+}
+
+/*
+ * self += value * t1 * t2 (addcmul_) or value * t1 / t2 (addcdiv_), in
+ * PyTorch's CPU order ((value * t1) op t2, then the sum) in f32; t1 and t2
+ * of self's shape and dtype (Adam's, RMSprop's, Adagrad's moments).
+ */
+static bool addc_on_device(at::Tensor &self, const at::Tensor &t1,
+			   const at::Tensor &t2, double value, bool div,
+			   const char *name)
+{
+	if (!on_trn(self))
+		return false;
+	auto a = operand_like(self, t1), b = operand_like(self, t2);
+
+	if (!a || !b)
+		return false;
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor s32 = widened(self), tmp = f32_like(self);
+	at::Tensor out = self.scalar_type() == at::kFloat ? self : tmp;
+
+	sc(eager_scale, tmp, *a, value);
+	bin(div ? eager_div : eager_mul, tmp, tmp, *b);
+	bin(eager_add, out, s32, tmp);
+	update_into(self, out);
+	count_device_op(name);
+	return true;
+}
+
+/*
+ * self = lerp(self, end, w) as PyTorch computes it: self + w (end - self)
+ * for |w| < 0.5, else end - (end - self)(1 - w), in f32 (Adam's first
+ * moment).
+ */
+static bool lerp_on_device(at::Tensor &self, const at::Tensor &end, double w)
+{
+	if (!on_trn(self))
+		return false;
+	auto e = operand_like(self, end);
+
+	if (!e)
+		return false;
+	const c10::DeviceGuard guard(self.device());
+	const float wf = static_cast<float>(w);
+	at::Tensor s32 = widened(self), d = f32_like(self);
+	at::Tensor out = self.scalar_type() == at::kFloat ? self : d;
+
+	bin(eager_sub, d, *e, s32);
+	if (std::abs(wf) < 0.5f) {
+		sc(eager_scale, d, d, wf);
+		bin(eager_add, out, s32, d);
+	} else {
+		sc(eager_scale, d, d, 1.0f - wf);
+		bin(eager_sub, out, *e, d);
+	}
+	update_into(self, out);
+	count_device_op("lerp");
+	return true;
+}
+
+static at::Tensor &trn_addcmul_(at::Tensor &self, const at::Tensor &t1,
+				const at::Tensor &t2, const at::Scalar &value)
+{
+	KernelScope k("addcmul");
+
+	if (addc_on_device(self, t1, t2, value.toDouble(), false, "addcmul"))
+		return self;
+	return fall_back<ATEN_OP(addcmul_)>(self, t1, t2, value);
+}
+
+static at::Tensor &trn_addcdiv_(at::Tensor &self, const at::Tensor &t1,
+				const at::Tensor &t2, const at::Scalar &value)
+{
+	KernelScope k("addcdiv");
+
+	if (addc_on_device(self, t1, t2, value.toDouble(), true, "addcdiv"))
+		return self;
+	return fall_back<ATEN_OP(addcdiv_)>(self, t1, t2, value);
+}
+
+static at::Tensor &trn_lerp_(at::Tensor &self, const at::Tensor &end,
+			     const at::Scalar &weight)
+{
+	KernelScope k("lerp");
+
+	if (lerp_on_device(self, end, weight.toDouble()))
+		return self;
+	return fall_back<ATEN_OP2(lerp_, Scalar)>(self, end, weight);
+}
+
+/* The out-of-place forms: a copy of self on the device, updated. */
+static at::Tensor trn_addcmul(const at::Tensor &self, const at::Tensor &t1,
+			      const at::Tensor &t2, const at::Scalar &value)
+{
+	KernelScope k("addcmul");
+	at::Tensor r = self.clone(at::MemoryFormat::Contiguous);
+
+	if (addc_on_device(r, t1, t2, value.toDouble(), false, "addcmul"))
+		return r;
+	return fall_back<ATEN_OP(addcmul)>(self, t1, t2, value);
+}
+
+static at::Tensor trn_addcdiv(const at::Tensor &self, const at::Tensor &t1,
+			      const at::Tensor &t2, const at::Scalar &value)
+{
+	KernelScope k("addcdiv");
+	at::Tensor r = self.clone(at::MemoryFormat::Contiguous);
+
+	if (addc_on_device(r, t1, t2, value.toDouble(), true, "addcdiv"))
+		return r;
+	return fall_back<ATEN_OP(addcdiv)>(self, t1, t2, value);
+}
+
+static at::Tensor trn_lerp(const at::Tensor &self, const at::Tensor &end,
+			   const at::Scalar &weight)
+{
+	KernelScope k("lerp");
+	at::Tensor r = self.clone(at::MemoryFormat::Contiguous);
+
+	if (lerp_on_device(r, end, weight.toDouble()))
+		return r;
+	return fall_back<ATEN_OP2(lerp, Scalar)>(self, end, weight);
+}
+
 /* ---- element-wise: unary ---- */
 
 static int rsqrt_fn(eager_tensor_t *out, const eager_tensor_t *x)
@@ -1487,6 +1642,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("sub_.Tensor", trn_sub_);
 	m.impl("mul_.Tensor", trn_mul_);
 	m.impl("div_.Tensor", trn_div_);
+	m.impl("mul_.Scalar", trn_mul_scalar_);
+	m.impl("addcmul_", trn_addcmul_);
+	m.impl("addcdiv_", trn_addcdiv_);
+	m.impl("lerp_.Scalar", trn_lerp_);
+	m.impl("addcmul", trn_addcmul);
+	m.impl("addcdiv", trn_addcdiv);
+	m.impl("lerp.Scalar", trn_lerp);
 	m.impl("relu", trn_relu);
 	m.impl("exp", trn_exp);
 	m.impl("neg", trn_neg);

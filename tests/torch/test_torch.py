@@ -726,6 +726,75 @@ def deep_mlp_with_momentum_trains_like_cpu():
 
 
 @test
+def optimizer_updates_match_cpu():
+    """addcmul_, addcdiv_, lerp_ and mul_ by a number (Adam's, AdamW's,
+    RMSprop's and Adagrad's updates) on the device, as the CPU's kernels."""
+    s, a, b = torch.randn(5, 7), torch.randn(5, 7), torch.rand(5, 7) + 0.5
+    torch.trn.reset_counts()
+    for dt in (torch.float32, torch.bfloat16):
+        sc, ac, bc = s.to(dt), a.to(dt), b.to(dt)
+        st, at_, bt = sc.to("trn"), ac.to("trn"), bc.to("trn")
+        assert_close(st.clone().addcmul_(at_, bt, value=-0.3).cpu(),
+                     sc.clone().addcmul_(ac, bc, value=-0.3), msg=str(dt))
+        assert_close(st.clone().addcdiv_(at_, bt, value=2.5).cpu(),
+                     sc.clone().addcdiv_(ac, bc, value=2.5), msg=str(dt))
+        for w in (0.1, 0.9, -0.7):      # both of PyTorch's formulas
+            assert_close(st.clone().lerp_(at_, w).cpu(),
+                         sc.clone().lerp_(ac, w), msg=f"{dt} {w}")
+        assert_close(st.clone().mul_(0.999).cpu(), sc.clone().mul_(0.999))
+        assert_close(torch.addcmul(st, at_, bt, value=2).cpu(),
+                     torch.addcmul(sc, ac, bc, value=2))
+        assert_close(torch.lerp(st, at_, 0.25).cpu(), torch.lerp(sc, ac, 0.25))
+    # A transposed operand, and self itself as an operand.
+    u = s.t().contiguous()
+    assert_close(s.to("trn").addcmul_(u.to("trn").t(), b.to("trn")).cpu(),
+                 s.clone().addcmul_(u.t(), b))
+    v = s.to("trn")
+    assert_close(v.addcmul_(v, v, value=0.5).cpu(), s.clone().addcmul_(s, s, value=0.5))
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    ops = trn_ops()
+    for n in ("addcmul", "addcdiv", "lerp", "mul_"):
+        assert ops.get(n, 0) >= 2, (n, ops)
+    # Broadcast operands are not ours: the fallback, counted, still right.
+    assert_close(torch.addcmul(s.to("trn"), a[0].to("trn"), b.to("trn")).cpu(),
+                 torch.addcmul(s, a[0], b))
+    assert torch.trn.fallback_counts(), "a broadcast addcmul ran on the device?"
+
+
+@test
+def adaptive_optimizers_train_like_cpu():
+    """Adam, AdamW, RMSprop and Adagrad: ten steps on trn match the CPU's,
+    and no operator falls back."""
+    for name, kw in (("Adam", {"lr": 1e-2}), ("AdamW", {"lr": 1e-2}),
+                     ("RMSprop", {"lr": 1e-3}), ("Adagrad", {"lr": 5e-2})):
+        torch.manual_seed(3)
+        ref = MLP()
+        dev = MLP()
+        dev.load_state_dict(ref.state_dict())
+        x, y = torch.randn(32, 16), torch.randn(32, 4)
+        losses = {}
+        for model, device in ((ref, "cpu"), (dev, "trn")):
+            model.to(device)
+            opt = getattr(torch.optim, name)(model.parameters(), **kw)
+            xd, yd = x.to(device), y.to(device)
+            torch.trn.reset_counts()
+            out = []
+            for _ in range(10):
+                opt.zero_grad()
+                loss = torch.nn.functional.mse_loss(model(xd), yd)
+                loss.backward()
+                opt.step()
+                out.append(loss.item())
+            losses[device] = out
+        assert_close(torch.tensor(losses["trn"]), torch.tensor(losses["cpu"]),
+                     rtol=1e-4, atol=1e-6, msg=name)
+        for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
+            assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
+                         msg=f"{name} {n}")
+        assert not torch.trn.fallback_counts(), (name, torch.trn.fallback_counts())
+
+
+@test
 def streams_and_events():
     """torch.trn.Stream / Event (torch.Stream, torch.Event): work issued
     to a stream, ordered against another by an event, timing events, the
