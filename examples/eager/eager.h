@@ -422,7 +422,10 @@ int eager_sum(eager_tensor_t *out, const eager_tensor_t *x, int dim);
 /* out[rows] = IEEE maximum over the columns of a 2-D view (NaN wins). f32. */
 int eager_amax(eager_tensor_t *out, const eager_tensor_t *x);
 
-/* Every element of t = value (bf16: rounded to nearest even). */
+/*
+ * Every element of t = value (bf16: rounded to nearest even). Nothing
+ * outside t is written, also where a bf16 view starts or ends mid-word.
+ */
 int eager_fill(eager_tensor_t *t, float value);
 
 /* out = x, same dtype and number of elements (shape may differ). */

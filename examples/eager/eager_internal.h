@@ -159,6 +159,7 @@ int eager_op_end(eager_stream_t *s);
 trn_cmdbuf_t *eager_cmdbuf(eager_stream_t *s);
 int eager_emit_retry(eager_stream_t *s);
 int eager_scalar(eager_stream_t *s, float value, uint64_t *va);
+int eager_scalar_bits(eager_stream_t *s, uint32_t bits, uint64_t *va);
 
 enum { EAGER_FLUSH_DRY, EAGER_FLUSH_FULL, EAGER_FLUSH_SYNC };
 

@@ -770,6 +770,7 @@ int eager_transpose(eager_tensor_t *out, const eager_tensor_t *x)
 int eager_fill(eager_tensor_t *t, float value)
 {
 	const eager_tensor_t *ts[1] = { t };
+	uint64_t va, n, edge;
 	eager_stream_t *s;
 	uint32_t pattern;
 	uint16_t h;
@@ -777,6 +778,8 @@ int eager_fill(eager_tensor_t *t, float value)
 
 	if (ret)
 		return ret;
+	va = t->va;
+	n = t->nbytes;
 	if (t->dtype == EAGER_BF16) {
 		h = eager_f32_to_bf16(value);
 		pattern = (uint32_t)h << 16 | h;
@@ -784,10 +787,28 @@ int eager_fill(eager_tensor_t *t, float value)
 		memcpy(&pattern, &value, 4);
 	}
 	ret = use_all(s, 1, ts, NULL);
-	/* FILL works in words; the block's size class covers the tail. */
-	if (!ret)
-		EAGER_EMIT(ret, s, trn_cmd_fill(eager_cmdbuf(s), t->va,
-				pattern, (t->nbytes + 3) & ~3ULL));
+	/*
+	 * FILL stores aligned words. A bf16 element alone in its word at
+	 * either end (a view starting or ending mid-word) is copied from a
+	 * stored constant instead, so that its neighbour keeps its value.
+	 */
+	if (!ret && ((va | n) & 3)) {
+		ret = eager_scalar_bits(s, pattern, &edge);
+		if (!ret && (va & 3)) {
+			EAGER_EMIT(ret, s, trn_cmd_copy(eager_cmdbuf(s), va,
+							 edge, 2));
+			va += 2;
+			n -= 2;
+		}
+		if (!ret && (n & 3)) {
+			EAGER_EMIT(ret, s, trn_cmd_copy(eager_cmdbuf(s),
+							 va + n - 2, edge, 2));
+			n -= 2;
+		}
+	}
+	if (!ret && n)
+		EAGER_EMIT(ret, s, trn_cmd_fill(eager_cmdbuf(s), va, pattern,
+						 n));
 	return op_end(s, ret);
 }
 

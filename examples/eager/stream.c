@@ -349,9 +349,16 @@ int eager_op_end(eager_stream_t *s)
 int eager_scalar(eager_stream_t *s, float value, uint64_t *va)
 {
 	uint32_t bits;
-	int ret;
 
 	memcpy(&bits, &value, 4);
+	return eager_scalar_bits(s, bits, va);
+}
+
+/* Device address of the 32-bit constant @bits, stored by a WRITE. */
+int eager_scalar_bits(eager_stream_t *s, uint32_t bits, uint64_t *va)
+{
+	int ret;
+
 	ret = eager_op_use(s, s->scalars);
 	if (ret)
 		return ret;

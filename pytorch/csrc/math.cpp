@@ -11,6 +11,7 @@
  * counted CPU fallback.
  */
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -1563,6 +1564,223 @@ static at::Tensor trn_log_softmax_backward(const at::Tensor &grad,
 							      input_dtype);
 }
 
+/* ---- layer norm ---- */
+
+/*
+ * @x of @shape's trailing dims normalised: rows (the leading dims) and
+ * cols (the normalised ones), or nothing where it is not ours (PyTorch's
+ * own checks then run in the fallback). @w and @b, if defined, must be of
+ * the normalised shape, dtype and device of @x.
+ */
+struct LnShape {
+	int64_t rows, cols;
+	std::vector<int64_t> stat;	/* mean's and rstd's shape */
+};
+
+static bool ln_param_ok(const at::Tensor &x, at::IntArrayRef shape,
+			const std::optional<at::Tensor> &p)
+{
+	return !p || !p->defined() ||
+	       (p->is_privateuseone() && p->device() == x.device() &&
+		p->scalar_type() == x.scalar_type() && p->sizes() == shape);
+}
+
+static std::optional<LnShape> ln_shape(const at::Tensor &x,
+				       at::IntArrayRef shape,
+				       const std::optional<at::Tensor> &w,
+				       const std::optional<at::Tensor> &b)
+{
+	const int64_t n = x.dim(), k = static_cast<int64_t>(shape.size());
+	LnShape s = { 1, 1, {} };
+
+	if (!x.is_privateuseone() || !k || k > n || !x.numel() ||
+	    (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16) ||
+	    !ln_param_ok(x, shape, w) || !ln_param_ok(x, shape, b))
+		return std::nullopt;
+	for (int64_t d = 0; d < n; d++) {
+		if (d >= n - k) {
+			if (x.size(d) != shape[d - (n - k)])
+				return std::nullopt;
+			s.cols *= x.size(d);
+			s.stat.push_back(1);
+		} else {
+			s.rows *= x.size(d);
+			s.stat.push_back(x.size(d));
+		}
+	}
+	if (s.cols > kMaxDim)
+		return std::nullopt;
+	return s;
+}
+
+/* An optional parameter as a dense f32 row of @cols, or undefined. */
+static at::Tensor ln_param(const std::optional<at::Tensor> &p, int64_t cols)
+{
+	if (!p || !p->defined())
+		return at::Tensor();
+	return widened(dense(*p)).view({ cols });
+}
+
+/* @out = f32 [rows][cols] @t op a value per row, [rows] @v (B_PER_ROW). */
+static void per_row_op(binary_fn fn, const at::Tensor &out,
+		       const at::Tensor &t, const at::Tensor &v, int64_t rows,
+		       int64_t cols)
+{
+	eager_tensor_t to = view_of(out, rows, cols);
+	eager_tensor_t tt = view_of(t, rows, cols), tv = view_of(v, rows, 1);
+
+	run(fn(&to, &tt, &tv));
+}
+
+/* @out = f32 [rows][cols] @t op a row [cols] @r (the same every row). */
+static void row_op(binary_fn fn, const at::Tensor &out, const at::Tensor &t,
+		   const at::Tensor &r, int64_t rows, int64_t cols)
+{
+	eager_tensor_t to = view_of(out, rows, cols);
+	eager_tensor_t tt = view_of(t, rows, cols), tr = view_of(r, 1, cols);
+
+	run(fn(&to, &tt, &tr));
+}
+
+/*
+ * y = (x - mean) rstd w + b over the trailing @shape, mean and rstd =
+ * 1 / sqrt(var + eps) per row (var biased, two passes: the mean first,
+ * then the squares of the centred values), in f32; mean and rstd returned
+ * in x's dtype and shape [leading dims][1...], as PyTorch's CPU kernel.
+ */
+static std::tuple<at::Tensor, at::Tensor, at::Tensor>
+trn_native_layer_norm(const at::Tensor &input, at::IntArrayRef shape,
+		      const std::optional<at::Tensor> &weight,
+		      const std::optional<at::Tensor> &bias, double eps)
+{
+	KernelScope k("layer_norm");
+	auto ls = ln_shape(input, shape, weight, bias);
+
+	if (!ls)
+		return fall_back<ATEN_OP(native_layer_norm)>(input, shape,
+							     weight, bias, eps);
+	const c10::DeviceGuard guard(input.device());
+	const int64_t rows = ls->rows, cols = ls->cols;
+	at::Tensor x = widened(dense(input));
+	at::Tensor w = ln_param(weight, cols), b = ln_param(bias, cols);
+	at::Tensor mean = reduce_rows(x, rows, cols, false);
+	at::Tensor xc = f32_like(x), sq = f32_like(x);
+	const at::ScalarType dt = input.scalar_type();
+
+	sc(eager_div_scalar, mean, mean, static_cast<double>(cols));
+	per_row_op(eager_sub, xc, x, mean, rows, cols);
+	bin(eager_mul, sq, xc, xc);
+	at::Tensor rstd = reduce_rows(sq, rows, cols, false);
+
+	sc(eager_div_scalar, rstd, rstd, static_cast<double>(cols));
+	sc(eager_add_scalar, rstd, rstd, eps);
+	un(rsqrt_fn, rstd, rstd);
+	per_row_op(eager_mul, xc, xc, rstd, rows, cols);
+	if (w.defined())
+		row_op(eager_mul, xc, xc, w, rows, cols);
+	if (b.defined())
+		row_op(eager_add, xc, xc, b, rows, cols);
+	count_device_op("layer_norm");
+	return { narrowed(xc, dt).view(input.sizes()),
+		 narrowed(mean, dt).view(ls->stat),
+		 narrowed(rstd, dt).view(ls->stat) };
+}
+
+/* Column sums of f32 [rows][cols] @t: a matmul with ones, or moved rows. */
+static std::optional<at::Tensor> col_sums(const at::Tensor &t, int64_t rows,
+					  int64_t cols)
+{
+	at::Tensor t2 = t.view({ rows, cols });
+	Split s = { 1, rows, cols, { cols } };
+	int64_t count;
+
+	if (auto r = reduce_f32(t2, s, false))
+		return r;
+	return reduce_moved(t2, at::IntArrayRef({ 0 }), false, false, &count);
+}
+
+/*
+ * The gradients of trn_native_layer_norm(), with xh = (x - mean) rstd and
+ * gw = g w: dx = rstd (gw - mean(gw) - xh mean(gw xh)) per row, dw = the
+ * column sums of g xh, db those of g; each only if @mask asks for it.
+ */
+static std::tuple<at::Tensor, at::Tensor, at::Tensor>
+trn_native_layer_norm_backward(const at::Tensor &grad_out,
+			       const at::Tensor &input, at::IntArrayRef shape,
+			       const at::Tensor &mean, const at::Tensor &rstd,
+			       const std::optional<at::Tensor> &weight,
+			       const std::optional<at::Tensor> &bias,
+			       std::array<bool, 3> mask)
+{
+	KernelScope k("layer_norm_backward");
+	auto ls = ln_shape(input, shape, weight, bias);
+	auto stat_ok = [&](const at::Tensor &t) {
+		return t.is_privateuseone() && t.device() == input.device() &&
+		       t.numel() == ls->rows &&
+		       (t.scalar_type() == at::kFloat ||
+			t.scalar_type() == at::kBFloat16);
+	};
+	const bool has_w = weight && weight->defined();
+	const bool has_b = bias && bias->defined();
+
+	if (!ls || !grad_out.is_privateuseone() ||
+	    grad_out.device() != input.device() ||
+	    grad_out.sizes() != input.sizes() ||
+	    grad_out.scalar_type() != input.scalar_type() || !stat_ok(mean) ||
+	    !stat_ok(rstd) ||
+	    ((mask[1] || mask[2]) && ls->rows > kMaxDim))
+		return fall_back<ATEN_OP(native_layer_norm_backward)>(
+			grad_out, input, shape, mean, rstd, weight, bias, mask);
+	const c10::DeviceGuard guard(input.device());
+	const int64_t rows = ls->rows, cols = ls->cols;
+	const at::ScalarType dt = input.scalar_type();
+	at::Tensor x = widened(dense(input)), g = widened(dense(grad_out));
+	at::Tensor mu = widened(dense(mean)).view({ rows });
+	at::Tensor rs = widened(dense(rstd)).view({ rows });
+	at::Tensor xh = f32_like(x), dx, dw, db;
+
+	per_row_op(eager_sub, xh, x, mu, rows, cols);
+	per_row_op(eager_mul, xh, xh, rs, rows, cols);
+	if (mask[0]) {
+		at::Tensor gw = g, t = f32_like(x), d = f32_like(x);
+
+		if (has_w) {
+			gw = f32_like(x);
+			row_op(eager_mul, gw, g, ln_param(weight, cols), rows,
+			       cols);
+		}
+		at::Tensor a = reduce_rows(gw, rows, cols, false);
+
+		sc(eager_div_scalar, a, a, static_cast<double>(cols));
+		bin(eager_mul, t, gw, xh);
+		at::Tensor c = reduce_rows(t, rows, cols, false);
+
+		sc(eager_div_scalar, c, c, static_cast<double>(cols));
+		per_row_op(eager_mul, t, xh, c, rows, cols);
+		per_row_op(eager_sub, d, gw, a, rows, cols);
+		bin(eager_sub, d, d, t);
+		per_row_op(eager_mul, d, d, rs, rows, cols);
+		dx = narrowed(d, dt).view(input.sizes());
+	}
+	if (mask[1] && has_w) {
+		at::Tensor t = f32_like(x);
+
+		bin(eager_mul, t, g, xh);
+		auto r = col_sums(t, rows, cols);
+
+		TORCH_CHECK(r, "trn: layer_norm_backward: no column sums");
+		dw = narrowed(*r, dt).view(shape);
+	}
+	if (mask[2] && has_b) {
+		auto r = col_sums(g, rows, cols);
+
+		TORCH_CHECK(r, "trn: layer_norm_backward: no column sums");
+		db = narrowed(*r, dt).view(shape);
+	}
+	count_device_op("layer_norm_backward");
+	return { dx, dw, db };
+}
+
 /* ---- losses ---- */
 
 static bool mse_fits(const at::Tensor &self, const at::Tensor &target,
@@ -1677,6 +1895,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("_log_softmax", trn_log_softmax);
 	m.impl("_softmax_backward_data", trn_softmax_backward);
 	m.impl("_log_softmax_backward_data", trn_log_softmax_backward);
+	m.impl("native_layer_norm", trn_native_layer_norm);
+	m.impl("native_layer_norm_backward", trn_native_layer_norm_backward);
 	m.impl("mse_loss", trn_mse_loss);
 	m.impl("mse_loss_backward", trn_mse_loss_backward);
 }

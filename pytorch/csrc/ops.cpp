@@ -613,16 +613,12 @@ static void fill_on_device(const at::Tensor &self, float v)
 	check(eager_fill(&t, v), "fill_");
 }
 
-/*
- * FILL writes whole words: a bf16 tensor of odd length would touch the
- * element after it, which may belong to another view of the storage.
- */
+/* Contiguous f32 or bf16 (eager_fill() keeps a bf16 view's neighbours). */
 static bool fill_fits(const at::Tensor &self)
 {
 	eager_tensor_t t;
 
-	return as_eager(self, &t) &&
-	       (self.scalar_type() == at::kFloat || !(self.numel() & 1));
+	return as_eager(self, &t);
 }
 
 static at::Tensor &trn_fill(at::Tensor &self, const at::Scalar &value)

@@ -590,6 +590,29 @@ TEST_F(rt, raw_copy_strided)
 					    (int64_t[2]){ 0, 4 }, 4, 0));
 	ASSERT_EQ(0, eager_raw_read(b, 0, got, sizeof(got)));
 	EXPECT_EQ(0, memcmp(keep, got, sizeof(got)));
+	/* bf16 fills of views that start or end mid-word: neighbours kept. */
+	{
+		static const int64_t at[][2] = { { 1, 3 }, { 4, 2 }, { 7, 1 },
+						 { 9, 1 }, { 10, 5 } };
+		uint16_t cur[16], dev[16], one = eager_f32_to_bf16(1.0f);
+		eager_tensor_t v;
+
+		for (i = 0; i < 16; i++)
+			cur[i] = one;
+		ASSERT_EQ(0, eager_raw_write(a, 0, cur, sizeof(cur)));
+		for (k = 0; k < 5; k++) {
+			float val = (float)k - 2.5f;
+
+			ASSERT_EQ(0, eager_view(a, at[k][0] * 2, EAGER_BF16, 1,
+						&at[k][1], &v));
+			ASSERT_EQ(0, eager_fill(&v, val));
+			for (j = 0; j < at[k][1]; j++)
+				cur[at[k][0] + j] = eager_f32_to_bf16(val);
+		}
+		ASSERT_EQ(0, eager_raw_read(a, 0, dev, sizeof(dev)));
+		for (i = 0; i < 16; i++)
+			ASSERT_EQ(cur[i], dev[i]);
+	}
 	/* Disjoint parts of one block are not an overlap. */
 	ASSERT_EQ(0, eager_raw_copy_strided(b, 120, d2, b, 0, d2, 2,
 					    (int64_t[2]){ 2, 4 }, 4, 64));
