@@ -10,6 +10,7 @@
  * kernel does not take (a dtype, a layout, a broadcast the ISA has no form
  * for), runs through the fallback.
  */
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -651,6 +652,64 @@ static at::Tensor &trn_zero(at::Tensor &self)
 	return self;
 }
 
+/*
+ * cat (and stack, which PyTorch builds on it): each input copied into its
+ * slice of a new contiguous tensor by the device's COPYs (copy_ above),
+ * any dtype. Legacy empty 1-D inputs are skipped, as PyTorch does.
+ * Inputs of several devices or dtypes (type promotion) or of shapes that
+ * do not fit together: the fallback, which also raises PyTorch's errors.
+ */
+static at::Tensor trn_cat(const at::ITensorListRef &tensors, int64_t dim)
+{
+	KernelScope k("cat");
+	std::vector<at::Tensor> in;
+	const at::Tensor *ref = nullptr;
+	std::vector<int64_t> size;
+	int64_t n, d, off = 0;
+
+	/* One device and dtype for all, the skipped ones too (promotion). */
+	for (const at::Tensor &t : tensors) {
+		if (!t.defined() || !t.is_privateuseone() ||
+		    (!in.empty() && (t.device() != in.front().device() ||
+				     t.scalar_type() !=
+					     in.front().scalar_type())))
+			return fall_back<ATEN_OP(cat)>(tensors, dim);
+		in.push_back(t);
+	}
+	in.erase(std::remove_if(in.begin(), in.end(),
+				[](const at::Tensor &t) {
+					return t.dim() == 1 && !t.size(0);
+				}),
+		 in.end());
+	if (!in.empty())
+		ref = &in.front();
+	n = ref ? ref->dim() : 0;
+	if (!ref || !n || dim < -n || dim >= n)
+		return fall_back<ATEN_OP(cat)>(tensors, dim);
+	d = (dim + n) % n;
+	size.assign(ref->sizes().begin(), ref->sizes().end());
+	size[d] = 0;
+	for (const at::Tensor &t : in) {
+		bool fits = t.dim() == n;
+
+		for (int64_t i = 0; fits && i < n; i++)
+			fits = i == d || t.size(i) == ref->size(i);
+		if (!fits)
+			return fall_back<ATEN_OP(cat)>(tensors, dim);
+		size[d] += t.size(d);
+	}
+	const c10::DeviceGuard guard(ref->device());
+	at::Tensor out = new_tensor(size, *ref);
+
+	for (const at::Tensor &t : in) {
+		if (t.size(d))
+			out.narrow(d, off, t.size(d)).copy_(t);
+		off += t.size(d);
+	}
+	count_device_op("cat");
+	return out;
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
 	m.impl("empty.memory_format", trn_empty);
@@ -665,6 +724,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("set_", trn_set_empty);
 	m.impl("_copy_from", trn_copy_from);
 	m.impl("_copy_from_and_resize", trn_copy_from_and_resize);
+	m.impl("cat", trn_cat);
 	m.impl("fill_.Scalar", trn_fill);
 	m.impl("zero_", trn_zero);
 	m.impl("_local_scalar_dense", trn_item);

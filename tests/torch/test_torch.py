@@ -140,6 +140,44 @@ def strided_copies_on_device():
 
 
 @test
+def cat_and_stack_on_device():
+    """cat and stack lay their inputs out with the device's COPYs, any
+    dim and dtype; what PyTorch promotes or refuses goes through the
+    fallback, with PyTorch's result or error."""
+    a, b = torch.randn(3, 4, 5), torch.randn(3, 2, 5)
+    da, db = a.to("trn"), b.to("trn")
+    torch.trn.reset_counts()
+    assert torch.equal(torch.cat([da, db], 1).cpu(), torch.cat([a, b], 1))
+    assert torch.equal(torch.cat([da, da], -1).cpu(), torch.cat([a, a], -1))
+    assert torch.equal(torch.cat([da, da, da], 0).cpu(), torch.cat([a, a, a], 0))
+    assert torch.equal(torch.cat([da.transpose(0, 2), db.transpose(0, 2)], 1).cpu(),
+                       torch.cat([a.transpose(0, 2), b.transpose(0, 2)], 1))
+    e = torch.empty(0).to("trn")                    # legacy empty: skipped
+    assert torch.equal(torch.cat([e, da, e], 2).cpu(), a)
+    z = torch.empty(3, 0, 5).to("trn")              # empty along the dim
+    assert torch.equal(torch.cat([z, db], 1).cpu(), b)
+    for dt in (torch.bfloat16, torch.int64, torch.bool):
+        x = (torch.randn(4, 3) * 4).to(dt)
+        assert torch.equal(torch.cat([x.to("trn"), x.to("trn")], 1).cpu(),
+                           torch.cat([x, x], 1)), dt
+    assert torch.equal(torch.stack([da, da], 1).cpu(), torch.stack([a, a], 1))
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    assert trn_ops().get("cat", 0) >= 10, trn_ops()
+    # Promotion (f32 with bf16): PyTorch's result, through the fallback.
+    mixed = torch.cat([da, da.bfloat16()], 0)
+    assert mixed.dtype == torch.float32 and mixed.is_trn
+    assert torch.equal(mixed.cpu(), torch.cat([a, a.bfloat16()], 0))
+    assert torch.trn.fallback_counts().get("aten::cat", 0) >= 1, \
+        torch.trn.fallback_counts()
+    try:
+        torch.cat([da, db], 0)
+    except RuntimeError as err:
+        assert "Sizes of tensors must match" in str(err), err
+    else:
+        raise AssertionError("cat of mismatched shapes was not refused")
+
+
+@test
 def fill_and_zero():
     before = trn_ops()
     a = torch.empty(33, device="trn").fill_(2.5)
