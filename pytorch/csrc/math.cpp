@@ -305,8 +305,16 @@ static std::optional<at::Tensor> dense_f32(const at::Tensor &t)
 
 	if (on_trn(t))
 		return widened(t);
-	if (!broadcast_view(t.sizes(), t, &tv))
-		return expand_middle(t);
+	if (!broadcast_view(t.sizes(), t, &tv)) {
+		if (auto r = expand_middle(t))
+			return r;
+		/* Any other view (a permute): laid out by the device. */
+		at::Tensor d = dense(t);
+
+		if (!on_trn(d))
+			return std::nullopt;
+		return widened(d);
+	}
 	at::Tensor out = f32_like(t);
 	at::Tensor w;
 
@@ -339,9 +347,18 @@ static std::optional<at::Tensor> binary_on_device(const at::Tensor &a,
 
 	if (in_place ? !on_trn(a) : !a.is_privateuseone())
 		return std::nullopt;
-	if (!scalar && (b.device() != a.device() ||
-			!broadcast_view(a.sizes(), b, &tb)))
+	at::Tensor bd = b;	/* b, or b laid out dense (keeps tb's block) */
+
+	if (!scalar && b.device() != a.device())
 		return std::nullopt;
+	if (!scalar && !broadcast_view(a.sizes(), b, &tb)) {
+		/* A view of a's shape no broadcast form reads: made dense. */
+		if (b.sizes() != a.sizes() || b.is_contiguous())
+			return std::nullopt;
+		bd = dense(b);
+		if (!broadcast_view(a.sizes(), bd, &tb))
+			return std::nullopt;
+	}
 	/* In place, b may be a itself but no other view of its storage. */
 	if (in_place && !scalar && block_of(a) == block_of(b) &&
 	    (byte_offset(a) != byte_offset(b) || a.sizes() != b.sizes() ||
@@ -1018,12 +1035,30 @@ static void record_matmul(eager_tensor_t *out, const eager_tensor_t *a,
 					    (trans_b ? EAGER_TRANS_B : 0)));
 }
 
+/*
+ * @t (2-D, or batches of 3-D) as the ISA reads a matmul operand: itself
+ * when stored or transposed, else laid out dense by the device.
+ */
+static at::Tensor matmul_readable(const at::Tensor &t)
+{
+	const int64_t r = t.dim() - 2;
+	eager_tensor_t e;
+	bool tr;
+
+	if (r < 0 || !t.is_privateuseone() || !t.numel() ||
+	    matmul_view(t, byte_offset(t), t.size(r), t.size(r + 1),
+			t.stride(r), t.stride(r + 1), &e, &tr))
+		return t;
+	return dense(t);
+}
+
 /* a @ b, accumulated and returned in f32; empty optional: not ours. */
-static std::optional<at::Tensor> mm_f32(const at::Tensor &a,
-					const at::Tensor &b)
+static std::optional<at::Tensor> mm_f32(const at::Tensor &av,
+					const at::Tensor &bv)
 {
 	eager_tensor_t ta, tb, to;
 	bool trans_a, trans_b;
+	const at::Tensor a = matmul_readable(av), b = matmul_readable(bv);
 
 	if (a.scalar_type() != b.scalar_type() || a.device() != b.device() ||
 	    !matmul_operand(a, &ta, &trans_a) ||
@@ -1077,18 +1112,19 @@ static at::Tensor trn_addmm(const at::Tensor &bias, const at::Tensor &a,
 }
 
 /* One matmul per batch, into a contiguous f32 [B][m][n]. */
-static at::Tensor trn_bmm(const at::Tensor &a, const at::Tensor &b)
+static at::Tensor trn_bmm(const at::Tensor &av, const at::Tensor &bv)
 {
 	KernelScope k("bmm");
 	eager_tensor_t ta, tb, to;
 	bool trans_a, trans_b;
 
-	if (a.dim() != 3 || b.dim() != 3 || !a.is_privateuseone() ||
-	    !b.is_privateuseone() || a.device() != b.device() ||
-	    a.scalar_type() != b.scalar_type() || a.size(0) != b.size(0) ||
-	    a.size(2) != b.size(1) || !a.numel() || !b.numel() ||
-	    !matmul_fits(a.size(1), a.size(2), b.size(2)))
-		return fall_back<ATEN_OP(bmm)>(a, b);
+	if (av.dim() != 3 || bv.dim() != 3 || !av.is_privateuseone() ||
+	    !bv.is_privateuseone() || av.device() != bv.device() ||
+	    av.scalar_type() != bv.scalar_type() || av.size(0) != bv.size(0) ||
+	    av.size(2) != bv.size(1) || !av.numel() || !bv.numel() ||
+	    !matmul_fits(av.size(1), av.size(2), bv.size(2)))
+		return fall_back<ATEN_OP(bmm)>(av, bv);
+	const at::Tensor a = matmul_readable(av), b = matmul_readable(bv);
 	const int64_t batches = a.size(0), m = a.size(1), n = b.size(2);
 	const int64_t es = a.element_size();
 	const c10::DeviceGuard guard(a.device());
@@ -1105,7 +1141,7 @@ static at::Tensor trn_bmm(const at::Tensor &a, const at::Tensor &b)
 				 &trans_b)) {
 			/* A layout we cannot read in place: nothing recorded yet. */
 			TORCH_INTERNAL_ASSERT(i == 0);
-			return fall_back<ATEN_OP(bmm)>(a, b);
+			return fall_back<ATEN_OP(bmm)>(av, bv);
 		}
 		run(eager_view(block_of(out), byte_offset(out) + i * m * n * 4,
 			       EAGER_F32, 2, shape, &to));
@@ -1188,15 +1224,21 @@ static std::optional<at::Tensor> reduce_f32(const at::Tensor &x,
 	if (s.inner == 1 && s.red <= kMaxDim)
 		return reduce_rows(x, s.outer, s.red, max).view(s.shape);
 	if (s.inner == 1) {
-		/* A row too long for one command: split it, reduce twice. */
-		int64_t last = std::min(s.red, kMaxDim);
+		/*
+		 * A row too long for one command: split into the most nearly
+		 * square rows x cols that divide it, reduce twice (two sums
+		 * of about sqrt(n) values each: also the more accurate).
+		 */
+		int64_t rows = 1, last;
 
 		if (s.outer != 1)
 			return std::nullopt;
-		while (last > 1 && s.red % last)
-			last--;	/* the longest piece that divides the row */
-		if (s.red / last > kMaxDim)
-			return std::nullopt;
+		for (int64_t r = 2; r * r <= s.red; r++)
+			if (!(s.red % r))
+				rows = r;
+		last = s.red / rows;
+		if (last > kMaxDim)
+			return std::nullopt;	/* e.g. a prime length */
 		at::Tensor part = reduce_rows(x, s.red / last, last, max);
 
 		return reduce_rows(part, 1, part.numel(), max).view(s.shape);

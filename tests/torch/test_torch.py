@@ -338,6 +338,24 @@ def matmul():
         lin_nb = torch.nn.Linear(4, 6, bias=False)
         assert_close(lin_nb.to("trn")(xs.to("trn")).cpu(), lin_nb.cpu()(xs))
     on_device_only(before, trn_ops(), "mm", "addmm", "bmm")
+    # Layouts MATMUL cannot read in place (attention's head splits): laid
+    # out dense on the device first, no fallback.
+    torch.trn.reset_counts()
+    q = torch.randn(4, 6, 16)                         # [batch][seq][2 heads x 8]
+    qh = q.view(4, 6, 2, 8).transpose(1, 2).reshape(8, 6, 8)
+    kd = q.to("trn").view(4, 6, 2, 8).permute(0, 2, 1, 3).flatten(0, 1)
+    assert_close(torch.bmm(kd, kd.transpose(1, 2)).cpu(), qh @ qh.transpose(1, 2))
+    assert_close(torch.bmm(q.to("trn")[:, :, 8:], q.to("trn")[:, :, :8].transpose(1, 2)).cpu(),
+                 torch.bmm(q[:, :, 8:], q[:, :, :8].transpose(1, 2)))
+    m = torch.randn(6, 10)
+    assert_close((m.to("trn")[:, 2:7] @ m.to("trn")[:, :5].t()).cpu(), m[:, 2:7] @ m[:, :5].t())
+    # An operand of the same shape in another layout (a permute).
+    p3 = torch.randn(4, 6, 16)
+    p3t = torch.randn(6, 4, 16)
+    assert_close((p3.to("trn") + p3t.to("trn").transpose(0, 1)).cpu(), p3 + p3t.transpose(0, 1))
+    assert_close((p3.to("trn").transpose(0, 1) * p3t.to("trn")).cpu(), p3.transpose(0, 1) * p3t)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    assert trn_ops().get("copy_d2d_strided", 0) >= 5, trn_ops()
 
 
 @test
@@ -897,6 +915,39 @@ def adaptive_optimizers_train_like_cpu():
             assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5,
                          msg=f"{name} {n}")
         assert not torch.trn.fallback_counts(), (name, torch.trn.fallback_counts())
+
+
+@test
+def transformer_layer_matches_cpu():
+    """nn.TransformerEncoderLayer forward and backward: attention's head
+    splits, layer norms, softmax and GELU on the device, matching the CPU;
+    only the checks of scaled_dot_product_attention's math path for
+    all -inf rows (isneginf, all, where: no comparison or select in the
+    ISA) fall back."""
+    torch.manual_seed(7)
+    ref = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
+                                           activation="gelu", batch_first=True)
+    dev = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
+                                           activation="gelu", batch_first=True)
+    dev.load_state_dict(ref.state_dict())
+    dev.to("trn")
+    x = torch.randn(3, 5, 16)
+    xc, xt = x.clone().requires_grad_(), x.to("trn").requires_grad_()
+    torch.trn.reset_counts()
+    yc, yt = ref(xc), dev(xt)
+    (yc * yc).sum().backward()
+    (yt * yt).sum().backward()
+    assert_close(yt.detach().cpu(), yc.detach(), rtol=1e-4, atol=1e-5)
+    assert_close(xt.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
+    for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
+        assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-4, msg=n)
+    fb = torch.trn.fallback_counts()
+    allowed = ("aten::isneginf", "aten::all", "aten::where")
+    assert all(k.startswith(allowed) for k in fb), fb
+    ops = trn_ops()
+    for n in ("layer_norm", "layer_norm_backward", "bmm", "softmax",
+              "softmax_backward", "gelu", "gelu_backward"):
+        assert ops.get(n, 0) >= 1, (n, ops)
 
 
 @test
