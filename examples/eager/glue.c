@@ -202,8 +202,11 @@ static int copy_dims(int ndim, const int64_t *shape, const int64_t *dst_st,
 			continue;
 		if (!dst_st[i])
 			return -1;
-		if (n && d[n - 1].dst == dst_st[i] * shape[i] &&
-		    d[n - 1].src == src_st[i] * shape[i]) {
+		/* Unsigned: strides are not negative, products may wrap. */
+		if (n && (uint64_t)d[n - 1].dst ==
+				 (uint64_t)dst_st[i] * (uint64_t)shape[i] &&
+		    (uint64_t)d[n - 1].src ==
+				 (uint64_t)src_st[i] * (uint64_t)shape[i]) {
 			d[n - 1].size *= shape[i];
 			d[n - 1].dst = dst_st[i];
 			d[n - 1].src = src_st[i];
@@ -251,12 +254,12 @@ int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
 	    dst->pool->be != src->pool->be || ndim < 0 ||
 	    ndim > EAGER_COPY_MAX_DIMS || !elem_size)
 		return -EINVAL;
-	for (i = 0; i < ndim; i++) {
+	for (i = 0; i < ndim; i++)
 		if (shape[i] < 0 || dst_strides[i] < 0 || src_strides[i] < 0)
 			return -EINVAL;
+	for (i = 0; i < ndim; i++)
 		if (!shape[i])
 			return 0;
-	}
 	n = copy_dims(ndim, shape, dst_strides, src_strides, d);
 	if (n < 0 || !copy_span(d, n, true, dst_offset, elem_size, &dend) ||
 	    !copy_span(d, n, false, src_offset, elem_size, &send) ||
@@ -276,8 +279,10 @@ int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
 		if (rows < 0 || d[i].size > d[rows].size)
 			rows = i;
 	for (i = 0; i < n; i++)
-		if (i != rows)
-			cmds *= d[i].size;
+		if (i != rows &&
+		    (__builtin_mul_overflow(cmds, (uint64_t)d[i].size, &cmds) ||
+		     cmds > max_cmds))
+			return -E2BIG;
 	if (cmds > max_cmds)
 		return -E2BIG;
 	s = eager_current_stream(eager_block_device(dst));

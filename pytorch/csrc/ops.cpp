@@ -410,8 +410,8 @@ static bool relaid_on_device(const at::Tensor &dst, const at::Tensor &src)
 /*
  * @dst = @src on one trn device, f32 <-> bf16 in any layouts: @src made
  * dense if it is not, converted by the device, laid out into @dst if it is
- * not dense. False, with nothing recorded, for other dtypes or layouts the
- * device cannot copy (the caller copies through the host).
+ * not dense. False, with nothing written to @dst, for other dtypes or
+ * layouts the device cannot copy (the caller copies through the host).
  */
 static bool cast_on_device(const at::Tensor &dst, const at::Tensor &src)
 {
