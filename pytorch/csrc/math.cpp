@@ -826,6 +826,58 @@ TRN_UNARY(silu, silu_fn)
 TRN_UNARY_LOG_ERF(log, eager_log)
 TRN_UNARY_LOG_ERF(erf, eager_erf)
 
+/*
+ * x ** e for the exponents PyTorch's CPU kernel computes without pow()
+ * (x * x, x * x * x, sqrt, 1 / x, 1 / sqrt, 1 / (x * x), x, 1): the same
+ * operations on the device, in f32, rounded once. Other exponents: not
+ * ours (the device has no pow).
+ */
+static std::optional<at::Tensor> pow_on_device(const at::Tensor &xv, double e)
+{
+	if (e != 2 && e != 3 && e != 0.5 && e != -0.5 && e != -1 && e != -2 &&
+	    e != 1 && e != 0)
+		return std::nullopt;
+	const at::Tensor x = dense(xv);
+
+	if (!on_trn(x))
+		return std::nullopt;
+	const c10::DeviceGuard guard(x.device());
+	at::Tensor x32 = widened(x), out = f32_like(x);
+	eager_tensor_t to = view_of(out);
+
+	if (e == 0) {
+		run(eager_fill(&to, 1.0f));
+	} else if (e == 1) {
+		eager_tensor_t tx = view_of(x32);
+
+		run(eager_copy(&to, &tx));
+	} else if (e == -1) {
+		un(eager_recip, out, x32);
+	} else if (e == 0.5 || e == -0.5) {
+		un(eager_sqrt, out, x32);
+		if (e < 0)
+			un(eager_recip, out, out);
+	} else {
+		bin(eager_mul, out, x32, x32);
+		if (e == 3)
+			bin(eager_mul, out, out, x32);
+		if (e < 0)
+			un(eager_recip, out, out);
+	}
+	count_device_op("pow");
+	return narrowed(out, x.scalar_type());
+}
+
+static at::Tensor trn_pow(const at::Tensor &x, const at::Scalar &e)
+{
+	KernelScope k("pow");
+
+	if (!e.isComplex())
+		if (auto r = pow_on_device(x, e.toDouble()))
+			return *r;
+	return fall_back<ATEN_OP2(pow, Tensor_Scalar)>(x, e);
+}
+
 static at::Tensor trn_gelu(const at::Tensor &x, c10::string_view approximate)
 {
 	KernelScope k("gelu");
@@ -1915,6 +1967,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("abs", trn_abs);
 	m.impl("sqrt", trn_sqrt);
 	m.impl("rsqrt", trn_rsqrt);
+	m.impl("pow.Tensor_Scalar", trn_pow);
 	m.impl("reciprocal", trn_reciprocal);
 	m.impl("tanh", trn_tanh);
 	m.impl("sigmoid", trn_sigmoid);

@@ -505,6 +505,32 @@ def backward_ops_match_cpu():
 
 
 @test
+def pow_by_the_exponents_cpu_special_cases():
+    """x ** e for e in 2, 3, 0.5, -0.5, -1, -2, 1, 0: the operations the
+    CPU uses for them, on the device, also bf16, views, edge values and
+    the backward of x ** 2; other exponents fall back, counted."""
+    x = torch.randn(5, 6) * 3
+    x[0, :4] = torch.tensor([0.0, -0.0, float("inf"), float("nan")])
+    d = x.to("trn")
+    torch.trn.reset_counts()
+    for e in (2, 3, 0.5, -0.5, -1, -2, 1, 0, 2.0):
+        assert_close((d ** e).cpu(), x ** e, equal_nan=True, msg=str(e))
+        assert_close((d.t() ** e).cpu(), x.t() ** e, equal_nan=True, msg=str(e))
+        assert_close((d.bfloat16() ** e).cpu(), x.bfloat16() ** e,
+                     equal_nan=True, msg=f"bf16 {e}")
+    w = torch.randn(4, 3)
+    wt = w.to("trn").requires_grad_()
+    wc = w.clone().requires_grad_()
+    (wt ** 2).sum().backward()
+    (wc ** 2).sum().backward()
+    assert_close(wt.grad.cpu(), wc.grad)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    assert trn_ops().get("pow", 0) >= 27, trn_ops()
+    assert_close((d.abs() ** 2.5).cpu(), x.abs() ** 2.5, equal_nan=True)
+    assert torch.trn.fallback_counts(), "x ** 2.5 has no device form"
+
+
+@test
 def layer_norm_matches_cpu():
     """native_layer_norm and its backward on the device: affine or not,
     one or two normalised dims, bf16, a non-contiguous input; mean and
