@@ -614,6 +614,11 @@ static std::optional<at::Tensor> operand_like(const at::Tensor &self,
 	if (!t.is_privateuseone() || t.device() != self.device() ||
 	    t.sizes() != self.sizes() || t.scalar_type() != self.scalar_type())
 		return std::nullopt;
+	/* self itself, or no other view of its storage (as binary_on_device). */
+	if (block_of(t) == block_of(self) &&
+	    (byte_offset(t) != byte_offset(self) ||
+	     t.strides() != self.strides()))
+		return std::nullopt;
 	at::Tensor d = dense(t);
 
 	if (!on_trn(d))
