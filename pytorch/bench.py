@@ -15,6 +15,10 @@ In a guest:  tools/trn-vm --lane newest -- sh tests/torch/chroot-run \\
   PyTorch's Python binding, dispatcher and kernel cost without trn;
 - torch_dispatch_ratio: torch over eager, issue times (issue 12's target:
   <= 2);
+- aten_add_issue_ns_per_op, aten_cpu_add_ns_per_op, aten_dispatch_ratio:
+  the same loop from C++ through at::add (torch_trn._C.bench_aten_add), on
+  trn and on CPU tensors: the dispatcher and the backend without Python's
+  interpreter; the ratio is trn's issue time over eager's;
 - mlp_ops_per_s: device operators per second of the 16-32-4 MLP's
   training steps (forward, backward, SGD), and its fallbacks (should be 0).
 Each figure is the median of five runs.
@@ -73,6 +77,10 @@ def main():
     runs = [torch_trn._C.bench_eager_add(0, n, rows, cols) for _ in range(5)]
     ei, et = (statistics.median(r[i] for r in runs) for i in (0, 1))
     cpu = statistics.median(torch_add(n, rows, cols, "cpu")[0] for _ in range(5))
+    runs = [torch_trn._C.bench_aten_add("trn:0", n, rows, cols) for _ in range(5)]
+    ai = statistics.median(r[0] for r in runs)
+    acpu = statistics.median(torch_trn._C.bench_aten_add("cpu", n, rows, cols)[0]
+                             for _ in range(5))
     ops, fallbacks = mlp_ops_per_s(steps)
     print(f"torch_add_issue_ns_per_op {ti:.0f} ns  # torch.add, f32 [{rows}][{cols}], {n} per sync")
     print(f"torch_add_ns_per_op {tt:.0f} ns  # with the synchronize")
@@ -80,6 +88,9 @@ def main():
     print(f"eager_add_ns_per_op {et:.0f} ns  # with the synchronize")
     print(f"cpu_add_ns_per_op {cpu:.0f} ns  # torch.add of CPU tensors: PyTorch's own floor")
     print(f"torch_dispatch_ratio {ti / ei:.2f}  # issue times; target <= 2")
+    print(f"aten_add_issue_ns_per_op {ai:.0f} ns  # at::add from C++, trn tensors")
+    print(f"aten_cpu_add_ns_per_op {acpu:.0f} ns  # at::add from C++, CPU tensors")
+    print(f"aten_dispatch_ratio {ai / ei:.2f}  # C++ issue time over eager's")
     print(f"mlp_ops_per_s {ops:.0f} ops/s  # 16-32-4 MLP training steps, {fallbacks} fallbacks")
 
 

@@ -77,9 +77,47 @@ static std::pair<double, double> bench_eager_add(int device, int n, int64_t rows
 	return { issue.count() / n, all.count() / n };
 }
 
+/*
+ * The same loop as pytorch/bench.py's torch_add, from C++: @n at::add() of
+ * two f32 [rows][cols] tensors on @device ("trn:0", "cpu"), each into a new
+ * tensor, then one synchronisation. What the dispatcher and the backend
+ * cost without Python's interpreter and argument parsing: the torch path a
+ * C++ framework (or a compiled graph's fallback) takes.
+ */
+static std::pair<double, double> bench_aten_add(const std::string &device,
+						int n, int64_t rows,
+						int64_t cols)
+{
+	c10::Device dev(device);
+	at::Tensor a = at::zeros({ rows, cols }, at::TensorOptions(dev));
+	at::Tensor b = at::zeros({ rows, cols }, at::TensorOptions(dev));
+	std::chrono::steady_clock::time_point t0, t1;
+	int i;
+
+	TORCH_CHECK(n > 0, "trn: bench_aten_add: n must be positive");
+	if (dev.type() == c10::DeviceType::PrivateUse1)
+		synchronize(dev.index());
+	t0 = std::chrono::steady_clock::now();
+	for (i = 0; i < n; i++)
+		at::add(a, b);
+	t1 = std::chrono::steady_clock::now();
+	if (dev.type() == c10::DeviceType::PrivateUse1)
+		synchronize(dev.index());
+	std::chrono::duration<double, std::nano> issue = t1 - t0;
+	std::chrono::duration<double, std::nano> all =
+		std::chrono::steady_clock::now() - t0;
+	return { issue.count() / n, all.count() / n };
+}
+
 PYBIND11_MODULE(_C, m)
 {
 	m.doc() = "trn's PyTorch backend (Documentation/pytorch.md)";
+	m.def("bench_aten_add", [](const std::string &device, int n,
+				   int64_t rows, int64_t cols) {
+		py::gil_scoped_release nogil;
+
+		return bench_aten_add(device, n, rows, cols);
+	});
 	m.def("device_count", [] { return device_count(); });
 	m.def("current_device", [] { return current_device(); });
 	m.def("set_device", [](int i) { set_current_device(i); });
