@@ -1944,6 +1944,191 @@ static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
 	return narrowed(out, self.scalar_type());
 }
 
+/*
+ * nll_loss without a gather. The ISA has no gather, no comparison and no
+ * integer arithmetic, so the targets' columns are found by arithmetic on
+ * exact small integers:
+ *
+ * 1. Each byte of the int64 targets is COPYed into the low byte of an f32
+ *    holding 2^23 (whose low mantissa byte is 0): 2^23 + b exactly, and
+ *    subtracting 2^23 leaves b. A matmul with powers of 256 sums them into
+ *    three exact parts, t0 = bytes 0-2, t1 = bytes 3-5, t2 = bytes 6-7
+ *    (every partial sum is an integer below 2^24).
+ * 2. A row is ignored where all three parts equal ignore_index's (sum of
+ *    absolute differences 0), out of range where t1 or t2 is not 0; both
+ *    move the row's target index to C or beyond, past every column.
+ * 3. e = c - t for every column c: +0 exactly at the target, |e| >= 1
+ *    elsewhere; (1/e - 1.5) * inf is +inf at the target and -inf
+ *    elsewhere, so max over c of min(x, that) is x[t] (NaN stays NaN,
+ *    -inf stays -inf; no product with the other columns' values).
+ * 4. An ignored row then picks max(-inf, 0) = 0 from v = ln(ignored),
+ *    which is 0 for ignored rows and -inf for the rest.
+ *
+ * A target outside [0, C) that is not ignore_index cannot stop the
+ * stream: its row picks -inf, so the loss becomes inf or NaN instead of
+ * the CPU's error (Documentation/pytorch.md).
+ */
+struct NllPick {
+	at::Tensor mask;	/* [n][c]: +inf at the target, else -inf */
+	at::Tensor zero_if_ignored; /* [n]: 0 ignored, -inf otherwise */
+	at::Tensor weight;	/* [n]: weight[t], 0 ignored (1 unweighted) */
+};
+
+static constexpr double kTwo23 = 8388608.0;
+
+/* The three parts of each target, [n][3] f32 (step 1 above). */
+static at::Tensor target_parts(const at::Tensor &target, int64_t n)
+{
+	static const float powers[8][3] = {
+		{ 1, 0, 0 }, { 256, 0, 0 }, { 65536, 0, 0 },
+		{ 0, 1, 0 }, { 0, 256, 0 }, { 0, 65536, 0 },
+		{ 0, 0, 1 }, { 0, 0, 256 },
+	};
+	at::Tensor bytes = new_tensor({ n, 8 }, target, at::kFloat);
+	eager_tensor_t tb = view_of(bytes);
+	const int64_t shape[1] = { n * 8 }, dst_st[1] = { 4 },
+		      src_st[1] = { 1 };
+
+	run(eager_fill(&tb, static_cast<float>(kTwo23)));
+	run(eager_raw_copy_strided(block_of(bytes), byte_offset(bytes), dst_st,
+				   block_of(target), byte_offset(target),
+				   src_st, 1, shape, 1, 1));
+	run(eager_add_scalar(&tb, &tb, static_cast<float>(-kTwo23)));
+	at::Tensor w = at::from_blob(const_cast<float *>(&powers[0][0]),
+				     { 8, 3 }, at::kFloat)
+			       .to(target.device());
+	return at::mm(bytes, w);
+}
+
+static NllPick nll_pick(const at::Tensor &target,
+			const std::optional<at::Tensor> &weight, int64_t n,
+			int64_t c, int64_t ignore_index)
+{
+	const uint64_t u = static_cast<uint64_t>(ignore_index);
+	const float ii[3] = { static_cast<float>(u & 0xffffff),
+			      static_cast<float>((u >> 24) & 0xffffff),
+			      static_cast<float>(u >> 48) };
+	at::Tensor parts = target_parts(target.contiguous(), n);
+	at::Tensor dist = (parts - at::from_blob(const_cast<float *>(ii), { 3 },
+						 at::kFloat)
+					   .to(target.device()))
+				  .abs()
+				  .sum(1);
+	at::Tensor ignored = dist.clamp_max(1).neg().add(1);
+	at::Tensor off = (ignored + parts.select(1, 1) + parts.select(1, 2))
+				 .clamp_max(1);
+	at::Tensor t = parts.select(1, 0) + off * static_cast<double>(c);
+	at::Tensor cols = at::arange(c, at::TensorOptions(at::kFloat))
+				  .to(target.device());
+	at::Tensor e = cols.expand({ n, c }).contiguous() - t.unsqueeze(1);
+	NllPick p;
+
+	p.mask = (e.reciprocal() - 1.5) * INFINITY;
+	p.zero_if_ignored = ignored.log();
+	if (weight && weight->defined())
+		p.weight = at::maximum(at::minimum(p.mask, widened(*weight))
+					       .amax(1),
+				       p.zero_if_ignored);
+	else
+		p.weight = ignored.neg().add(1);
+	return p;
+}
+
+/*
+ * What the device path takes: self f32/bf16 [n][c] with n int64 targets,
+ * or [c] with one; weight, if any, [c] of self's dtype; all on one trn
+ * device with LOG; c up to the ISA's row length, n at least 1.
+ */
+static bool nll_fits(const at::Tensor &self, const at::Tensor &target,
+		     const std::optional<at::Tensor> &weight)
+{
+	if (!self.is_privateuseone() || !target.is_privateuseone() ||
+	    self.device() != target.device() ||
+	    (self.scalar_type() != at::kFloat &&
+	     self.scalar_type() != at::kBFloat16) ||
+	    target.scalar_type() != at::kLong || !has_log_erf(self))
+		return false;
+	if (!(self.dim() == 2 && target.dim() == 1 &&
+	      target.size(0) == self.size(0)) &&
+	    !(self.dim() == 1 && target.dim() == 0))
+		return false;
+	if (!self.numel() || self.size(-1) > kMaxDim ||
+	    self.numel() / self.size(-1) > kMaxDim)
+		return false;
+	return !weight || !weight->defined() ||
+	       (weight->is_privateuseone() &&
+		weight->device() == self.device() &&
+		weight->scalar_type() == self.scalar_type() &&
+		weight->dim() == 1 && weight->size(0) == self.size(-1));
+}
+
+static std::tuple<at::Tensor, at::Tensor>
+trn_nll_loss_forward(const at::Tensor &self, const at::Tensor &target,
+		     const std::optional<at::Tensor> &weight,
+		     int64_t reduction, int64_t ignore_index)
+{
+	KernelScope k("nll_loss");
+
+	if (!nll_fits(self, target, weight))
+		return fall_back<ATEN_OP(nll_loss_forward)>(
+			self, target, weight, reduction, ignore_index);
+	const c10::DeviceGuard guard(self.device());
+	const int64_t c = self.size(-1), n = self.numel() / c;
+	const at::ScalarType dt = self.scalar_type();
+	NllPick p = nll_pick(target, weight, n, c, ignore_index);
+	at::Tensor x = widened(dense(self)).view({ n, c });
+	at::Tensor picked = at::maximum(at::minimum(x, p.mask).amax(1),
+					p.zero_if_ignored);
+	at::Tensor losses = (p.weight * picked).neg();
+	at::Tensor total = p.weight.sum();
+	at::Tensor out;
+
+	if (reduction == at::Reduction::None) {
+		out = losses.view(target.sizes());
+		total.zero_();
+	} else if (reduction == at::Reduction::Sum) {
+		out = losses.sum();
+	} else {
+		out = losses.sum() / total;
+	}
+	count_device_op("nll_loss");
+	return { narrowed(out.contiguous(), dt), narrowed(total, dt) };
+}
+
+static at::Tensor trn_nll_loss_backward(const at::Tensor &grad,
+					const at::Tensor &self,
+					const at::Tensor &target,
+					const std::optional<at::Tensor> &weight,
+					int64_t reduction,
+					int64_t ignore_index,
+					const at::Tensor &total_weight)
+{
+	KernelScope k("nll_loss_backward");
+
+	if (!nll_fits(self, target, weight) || !grad.is_privateuseone() ||
+	    grad.device() != self.device() ||
+	    grad.scalar_type() != self.scalar_type() ||
+	    !on_trn(total_weight) || total_weight.numel() != 1 ||
+	    total_weight.device() != self.device() ||
+	    grad.numel() != (reduction == at::Reduction::None ?
+					target.numel() : 1))
+		return fall_back<ATEN_OP(nll_loss_backward)>(
+			grad, self, target, weight, reduction, ignore_index,
+			total_weight);
+	const c10::DeviceGuard guard(self.device());
+	const int64_t c = self.size(-1), n = self.numel() / c;
+	NllPick p = nll_pick(target, weight, n, c, ignore_index);
+	at::Tensor g = widened(dense(grad)).reshape({ -1 });
+
+	if (reduction == at::Reduction::Mean)
+		g = g / widened(total_weight).reshape({ 1 });
+	at::Tensor scale = (p.weight * g).neg();
+	at::Tensor gi = p.mask.clamp(0, 1) * scale.unsqueeze(1);
+
+	count_device_op("nll_loss_backward");
+	return narrowed(gi, self.scalar_type()).view(self.sizes());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 {
 	m.impl("add.Tensor", trn_add);
@@ -1999,6 +2184,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("native_layer_norm_backward", trn_native_layer_norm_backward);
 	m.impl("mse_loss", trn_mse_loss);
 	m.impl("mse_loss_backward", trn_mse_loss_backward);
+	m.impl("nll_loss_forward", trn_nll_loss_forward);
+	m.impl("nll_loss_backward", trn_nll_loss_backward);
 }
 
 } // namespace trn_torch

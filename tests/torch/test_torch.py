@@ -586,24 +586,72 @@ def layer_norm_matches_cpu():
 
 
 @test
-def cross_entropy_on_device_but_the_gather():
-    """cross_entropy = log_softmax (trn) + nll_loss, whose gather of the
-    targets' columns the ISA cannot do: only nll_loss falls back."""
+def nll_loss_and_cross_entropy_on_device():
+    """cross_entropy = log_softmax + nll_loss, forward and backward on the
+    device with no fallback: every reduction, class weights, ignore_index
+    (the default -100 and one inside [0, C)), bf16, a 1-D input,
+    non-contiguous targets, -inf log-probabilities beside the target."""
     F = torch.nn.functional
-    logits = torch.randn(12, 7) * 2
-    target = torch.randint(0, 7, (12,))
-    lc = logits.clone().requires_grad_()
-    loss_c = F.cross_entropy(lc, target)
-    loss_c.backward()
-    lt = logits.to("trn").requires_grad_()
+    torch.manual_seed(3)
     torch.trn.reset_counts()
-    loss_t = F.cross_entropy(lt, target.to("trn"))
-    loss_t.backward()
-    assert_close(loss_t.cpu(), loss_c, rtol=1e-5, atol=1e-6)
-    assert_close(lt.grad.cpu(), lc.grad, rtol=1e-5, atol=1e-6)
-    ops, fb = torch.trn.device_op_counts(), torch.trn.fallback_counts()
-    assert ops.get("log_softmax", 0) == 1 and ops.get("log_softmax_backward", 0) == 1, ops
-    assert fb and all(k.startswith("aten::nll_loss") for k in fb), fb
+    os.environ["TRN_FALLBACK"] = "error"
+    try:
+        for n, c, dt in ((12, 7, torch.float32), (1, 3, torch.float32),
+                         (33, 130, torch.float32), (9, 5, torch.bfloat16)):
+            logits = (torch.randn(n, c) * 2).to(dt)
+            w = (torch.rand(c) + 0.5).to(dt)
+            for kw in ({}, {"weight": w}, {"ignore_index": 1},
+                       {"reduction": "sum"}, {"reduction": "none"},
+                       {"weight": w, "reduction": "none", "ignore_index": 2},
+                       {"weight": w, "reduction": "sum"}):
+                target = torch.randint(0, c, (n,))
+                if n > 1:
+                    target[n // 2] = kw.get("ignore_index", -100)
+                lc = logits.clone().requires_grad_()
+                lt = logits.to("trn").requires_grad_()
+                kwt = {k: v.to("trn") if torch.is_tensor(v) else v
+                       for k, v in kw.items()}
+                yc = F.cross_entropy(lc, target, **kw)
+                yt = F.cross_entropy(lt, target.to("trn"), **kwt)
+                yc.sum().backward()
+                yt.sum().backward()
+                tol = {} if dt == torch.float32 else {"rtol": 2e-2, "atol": 2e-2}
+                msg = f"{n}x{c} {dt} {kw}"
+                assert yt.dtype == dt and yt.shape == yc.shape, msg
+                assert_close(yt.detach().cpu(), yc.detach(), msg=msg, **tol)
+                assert_close(lt.grad.cpu(), lc.grad, msg=msg, **tol)
+        # A 1-D input with a 0-dim target; targets as a strided view.
+        x = torch.randn(6).log_softmax(0)
+        t = torch.tensor(4)
+        assert_close(F.nll_loss(x.to("trn"), t.to("trn")).cpu(), F.nll_loss(x, t))
+        x = torch.randn(8, 5).log_softmax(1)
+        t = torch.randint(0, 5, (16,))
+        assert_close(F.nll_loss(x.to("trn"), t.to("trn")[::2]).cpu(),
+                     F.nll_loss(x, t[::2]))
+        # -inf beside the target (masked logits) does not poison the row.
+        x[:, 0] = float("-inf")
+        t = torch.randint(1, 5, (8,))
+        assert_close(F.nll_loss(x.to("trn"), t.to("trn"), reduction="none").cpu(),
+                     F.nll_loss(x, t, reduction="none"))
+        # A target outside [0, C): the CPU raises; the device cannot stop
+        # its stream on data, so the loss is not finite (documented).
+        x = torch.randn(8, 5).log_softmax(1)
+        for bad in (5, -3, 2**32 + 1):
+            t = torch.randint(0, 5, (8,))
+            t[3] = bad
+            try:
+                F.nll_loss(x, t)
+            except (IndexError, RuntimeError) as e:
+                assert "out of bounds" in str(e), e
+            else:
+                raise AssertionError(f"the CPU took target {bad}")
+            loss = F.nll_loss(x.to("trn"), t.to("trn"))
+            assert not torch.isfinite(loss.cpu()), (bad, loss)
+    finally:
+        del os.environ["TRN_FALLBACK"]
+    ops = trn_ops()
+    assert ops.get("nll_loss", 0) >= 30 and ops.get("nll_loss_backward", 0) >= 28, ops
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
 
 
 @test
