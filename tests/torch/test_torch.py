@@ -842,7 +842,8 @@ class MLP(torch.nn.Module):
         return self.l2(torch.relu(self.l1(x)))
 
 
-def train(model, x, y, steps, device, **sgd):
+def train(model, x, y, steps, device, loss_fn=torch.nn.functional.mse_loss,
+          **sgd):
     model = model.to(device)
     x, y = x.to(device), y.to(device)
     opt = torch.optim.SGD(model.parameters(), **(sgd or {"lr": 0.05}),
@@ -850,7 +851,7 @@ def train(model, x, y, steps, device, **sgd):
     losses = []
     for _ in range(steps):
         opt.zero_grad()
-        loss = torch.nn.functional.mse_loss(model(x), y)
+        loss = loss_fn(model(x), y)
         loss.backward()
         opt.step()
         losses.append(loss.item())
@@ -881,6 +882,36 @@ def mlp_trains_like_cpu():
     print(f"# mlp: device kernels {sum(ops.values())}, "
           f"fallbacks {sum(torch.trn.fallback_counts().values())} "
           f"{sorted(torch.trn.fallback_counts().items())}")
+
+
+@test
+def classifier_trains_like_cpu():
+    """The MLP as a 4-class classifier with cross_entropy (class weights,
+    a few ignored labels): every step on the device, like the CPU's."""
+    torch.manual_seed(5)
+    ref = MLP()
+    dev = MLP()
+    dev.load_state_dict(ref.state_dict())
+    x, y = torch.randn(48, 16), torch.randint(0, 4, (48,))
+    y[::7] = -100
+    w = torch.tensor([1.0, 2.0, 0.5, 1.5])
+
+    def ce(out, target):
+        return torch.nn.functional.cross_entropy(out, target,
+                                                 weight=w.to(out.device))
+    cpu_losses, ref = train(ref, x, y, 10, "cpu", ce, lr=0.2)
+    torch.trn.reset_counts()
+    trn_losses, dev = train(dev, x, y, 10, "trn", ce, lr=0.2)
+    assert_close(torch.tensor(trn_losses), torch.tensor(cpu_losses),
+                 rtol=1e-4, atol=1e-5)
+    assert trn_losses[-1] < trn_losses[0], trn_losses
+    for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
+        assert_close(p.detach().cpu(), q.detach(), rtol=1e-4, atol=1e-5, msg=n)
+    ops = torch.trn.device_op_counts()
+    for n in ("nll_loss", "nll_loss_backward", "log_softmax",
+              "log_softmax_backward"):
+        assert ops.get(n, 0) == 10, (n, ops)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
 
 
 class DeepMLP(torch.nn.Module):
