@@ -1976,13 +1976,16 @@ struct NllPick {
 
 static constexpr double kTwo23 = 8388608.0;
 
-/* The three parts of each target, [n][3] f32 (step 1 above). */
+/*
+ * The three parts of each target, [3][n] f32 (step 1 above): a row per
+ * part, so that each is a dense vector without a layout copy.
+ */
 static at::Tensor target_parts(const at::Tensor &target, int64_t n)
 {
-	static const float powers[8][3] = {
-		{ 1, 0, 0 }, { 256, 0, 0 }, { 65536, 0, 0 },
-		{ 0, 1, 0 }, { 0, 256, 0 }, { 0, 65536, 0 },
-		{ 0, 0, 1 }, { 0, 0, 256 },
+	static const float powers[3][8] = {
+		{ 1, 256, 65536, 0, 0, 0, 0, 0 },
+		{ 0, 0, 0, 1, 256, 65536, 0, 0 },
+		{ 0, 0, 0, 0, 0, 0, 1, 256 },
 	};
 	at::Tensor bytes = new_tensor({ n, 8 }, target, at::kFloat);
 	eager_tensor_t tb = view_of(bytes);
@@ -1995,9 +1998,9 @@ static at::Tensor target_parts(const at::Tensor &target, int64_t n)
 				   src_st, 1, shape, 1, 1));
 	run(eager_add_scalar(&tb, &tb, static_cast<float>(-kTwo23)));
 	at::Tensor w = at::from_blob(const_cast<float *>(&powers[0][0]),
-				     { 8, 3 }, at::kFloat)
+				     { 3, 8 }, at::kFloat)
 			       .to(target.device());
-	return at::mm(bytes, w);
+	return at::mm(w, bytes.t());	/* MATMUL's TRANSPOSE_B: no copy */
 }
 
 static NllPick nll_pick(const at::Tensor &target,
@@ -2009,15 +2012,14 @@ static NllPick nll_pick(const at::Tensor &target,
 			      static_cast<float>((u >> 24) & 0xffffff),
 			      static_cast<float>(u >> 48) };
 	at::Tensor parts = target_parts(target.contiguous(), n);
-	at::Tensor dist = (parts - at::from_blob(const_cast<float *>(ii), { 3 },
-						 at::kFloat)
+	at::Tensor dist = (parts - at::from_blob(const_cast<float *>(ii),
+						 { 3, 1 }, at::kFloat)
 					   .to(target.device()))
 				  .abs()
-				  .sum(1);
+				  .sum(0);
 	at::Tensor ignored = dist.clamp_max(1).neg().add(1);
-	at::Tensor off = (ignored + parts.select(1, 1) + parts.select(1, 2))
-				 .clamp_max(1);
-	at::Tensor t = parts.select(1, 0) + off * static_cast<double>(c);
+	at::Tensor off = (ignored + parts[1] + parts[2]).clamp_max(1);
+	at::Tensor t = parts[0] + off * static_cast<double>(c);
 	at::Tensor cols = at::arange(c, at::TensorOptions(at::kFloat))
 				  .to(target.device());
 	at::Tensor e = cols.expand({ n, c }).contiguous() - t.unsqueeze(1);
