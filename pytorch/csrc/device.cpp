@@ -238,6 +238,7 @@ void synchronize(int index)
 			ret = r;
 		}
 	}
+	run_checks(index, nullptr, failed != nullptr);
 	if (!failed)
 		return;
 	trn_queue_status(eager_stream_queue(failed), &st);

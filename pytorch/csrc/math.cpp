@@ -1965,8 +1965,9 @@ static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
  *    which is 0 for ignored rows and -inf for the rest.
  *
  * A target outside [0, C) that is not ignore_index cannot stop the
- * stream: its row picks -inf, so the loss becomes inf or NaN instead of
- * the CPU's error (Documentation/pytorch.md).
+ * stream: its row picks -inf (the loss becomes inf or NaN), and the
+ * forward counts such rows into a device-side check, which the next
+ * synchronisation raises (checks.cpp), as CUDA's device-side assertion.
  */
 struct NllPick {
 	at::Tensor mask;	/* [n][c]: +inf at the target, else -inf */
@@ -2003,9 +2004,15 @@ static at::Tensor target_parts(const at::Tensor &target, int64_t n)
 	return at::mm(w, bytes.t());	/* MATMUL's TRANSPOSE_B: no copy */
 }
 
+/*
+ * The mask, the ignored rows' zeros and the picked weights for @target;
+ * with @bad, also the number of rows whose target is neither in [0, @c)
+ * nor @ignore_index (upper parts not 0, or t0 >= c), one f32 on trn.
+ */
 static NllPick nll_pick(const at::Tensor &target,
 			const std::optional<at::Tensor> &weight, int64_t n,
-			int64_t c, int64_t ignore_index)
+			int64_t c, int64_t ignore_index,
+			at::Tensor *bad = nullptr)
 {
 	const uint64_t u = static_cast<uint64_t>(ignore_index);
 	const float ii[3] = { static_cast<float>(u & 0xffffff),
@@ -2020,6 +2027,14 @@ static NllPick nll_pick(const at::Tensor &target,
 	at::Tensor ignored = dist.clamp_max(1).neg().add(1);
 	at::Tensor off = (ignored + parts[1] + parts[2]).clamp_max(1);
 	at::Tensor t = parts[0] + off * static_cast<double>(c);
+
+	if (bad) {
+		at::Tensor outside = parts[1] + parts[2] +
+				     (parts[0] - static_cast<double>(c - 1))
+					     .clamp_min(0);
+
+		*bad = (ignored.neg().add(1) * outside.clamp_max(1)).sum();
+	}
 	at::Tensor cols = at::arange(c, at::TensorOptions(at::kFloat))
 				  .to(target.device());
 	at::Tensor e = cols.expand({ n, c }).contiguous() - t.unsqueeze(1);
@@ -2077,7 +2092,8 @@ trn_nll_loss_forward(const at::Tensor &self, const at::Tensor &target,
 	const c10::DeviceGuard guard(self.device());
 	const int64_t c = self.size(-1), n = self.numel() / c;
 	const at::ScalarType dt = self.scalar_type();
-	NllPick p = nll_pick(target, weight, n, c, ignore_index);
+	at::Tensor bad;
+	NllPick p = nll_pick(target, weight, n, c, ignore_index, &bad);
 	at::Tensor x = widened(dense(self)).view({ n, c });
 	at::Tensor picked = at::maximum(at::minimum(x, p.mask).amax(1),
 					p.zero_if_ignored);
@@ -2093,6 +2109,8 @@ trn_nll_loss_forward(const at::Tensor &self, const at::Tensor &target,
 	} else {
 		out = losses.sum() / total;
 	}
+	defer_check(bad, c10::str("nll_loss: target out of bounds: outside [0, ",
+				  c, ") and not ignore_index ", ignore_index));
 	count_device_op("nll_loss");
 	return { narrowed(out.contiguous(), dt), narrowed(total, dt) };
 }

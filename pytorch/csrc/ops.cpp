@@ -224,6 +224,18 @@ static at::Tensor trn_empty_strided(at::IntArrayRef size,
 						 c10::dtype_or_default(dtype));
 }
 
+/*
+ * A read to the host of trn tensor @t has waited (@ret) for the current
+ * stream: the device-side checks that stream computed are due.
+ */
+static void read_done(const at::Tensor &t, int ret)
+{
+	const int index = t.device().index();
+
+	run_checks(index, eager_current_stream(eager_dev(index)), ret < 0);
+	check(ret, "copy to the host");
+}
+
 /* Contents of the whole storage of trn tensor @t, as a CPU byte tensor. */
 static at::Tensor download_storage(const at::Tensor &t)
 {
@@ -234,8 +246,7 @@ static at::Tensor download_storage(const at::Tensor &t)
 				    at::TensorOptions().dtype(at::kByte));
 
 	if (n)
-		check(eager_raw_read(block_of(t), 0, host.data_ptr(), n),
-		      "copy to the host");
+		read_done(t, eager_raw_read(block_of(t), 0, host.data_ptr(), n));
 	return host;
 }
 
@@ -284,10 +295,13 @@ static bool pinned_copy(const at::Tensor &d, const at::Tensor &h,
 		check(eager_raw_copy(b, off, block_of(d), byte_offset(d),
 				     d.nbytes()),
 		      "copy to the host");
-	if (wait)
+	if (wait && !to_device)
+		read_done(d, eager_stream_synchronize(eager_current_stream(
+				     eager_dev(d.device().index()))));
+	else if (wait)
 		check(eager_stream_synchronize(eager_current_stream(
 			      eager_dev(d.device().index()))),
-		      to_device ? "copy to the device" : "copy to the host");
+		      "copy to the device");
 	count_device_op(to_device ? "copy_h2d_pinned" : "copy_d2h_pinned");
 	return true;
 }
@@ -372,9 +386,8 @@ static void copy_to_host(const at::Tensor &dst, const at::Tensor &src,
 		at::Tensor h = at::empty(src.sizes(),
 					 src.options().device(at::kCPU));
 
-		check(eager_raw_read(block_of(src), byte_offset(src),
-				     h.data_ptr(), src.nbytes()),
-		      "copy to the host");
+		read_done(src, eager_raw_read(block_of(src), byte_offset(src),
+					      h.data_ptr(), src.nbytes()));
 		dst.copy_(h);
 		count_device_op("copy_d2h");
 		return;

@@ -146,8 +146,10 @@ void synchronize_stream(const c10::Stream &s)
 {
 	std::lock_guard<std::recursive_mutex> g(runtime_lock());
 	eager_stream_t *es = eager_stream_of(s);
+	int ret = eager_stream_synchronize(es);
 
-	check_stream(eager_stream_synchronize(es), es, s.device_index());
+	run_checks(s.device_index(), es, ret < 0);
+	check_stream(ret, es, s.device_index());
 }
 
 /* Every stream of trn:N: the default one, then the pool. */

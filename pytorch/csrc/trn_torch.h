@@ -78,6 +78,18 @@ at::Generator cpu_generator_of(const at::Generator &g);
 /* Synchronise every stream of trn:N; throws on a device error. */
 void synchronize(int index);
 
+/*
+ * Device-side checks (checks.cpp). defer_check(): @count, one f32 on trn
+ * computed on the current stream, must be 0, else the next
+ * synchronisation covering that stream raises @what. run_checks(): after
+ * trn:@index's @stream (nullptr: every stream) has run to its end, reads
+ * the counts of its checks and raises the first that failed; with
+ * @discard (the stream failed: the counts may never have been written),
+ * forgets them instead.
+ */
+void defer_check(const at::Tensor &count, std::string what);
+void run_checks(int index, eager_stream_t *stream, bool discard = false);
+
 /* Streams and events (streams.cpp); ids: 0 default, k the pool's k-th. */
 eager_stream_t *eager_stream_of(const c10::Stream &s);
 c10::Stream current_stream(c10::DeviceIndex index);

@@ -633,12 +633,14 @@ def nll_loss_and_cross_entropy_on_device():
         t = torch.randint(1, 5, (8,))
         assert_close(F.nll_loss(x.to("trn"), t.to("trn"), reduction="none").cpu(),
                      F.nll_loss(x, t, reduction="none"))
-        # A target outside [0, C): the CPU raises; the device cannot stop
-        # its stream on data, so the loss is not finite (documented).
+        # A target outside [0, C): the CPU raises at once; the device
+        # raises at the next synchronisation (a device-side check), once.
         x = torch.randn(8, 5).log_softmax(1)
-        for bad in (5, -3, 2**32 + 1):
+        for bad, sync in ((5, "cpu"), (-3, "synchronize"), (2**32 + 1, "item"),
+                          (2**24 + 2, "cpu")):
             t = torch.randint(0, 5, (8,))
             t[3] = bad
+            t[5] = -100
             try:
                 F.nll_loss(x, t)
             except (IndexError, RuntimeError) as e:
@@ -646,7 +648,25 @@ def nll_loss_and_cross_entropy_on_device():
             else:
                 raise AssertionError(f"the CPU took target {bad}")
             loss = F.nll_loss(x.to("trn"), t.to("trn"))
+            try:
+                if sync == "cpu":
+                    loss.cpu()
+                elif sync == "item":
+                    loss.item()
+                else:
+                    torch.trn.synchronize()
+            except RuntimeError as e:
+                assert "nll_loss" in str(e) and "out of bounds" in str(e) \
+                    and "1 row" in str(e), e
+            else:
+                raise AssertionError(f"target {bad} was not reported at {sync}")
+            torch.trn.synchronize()     # reported once, then forgotten
             assert not torch.isfinite(loss.cpu()), (bad, loss)
+        # Ignored and valid targets leave nothing to report.
+        t = torch.randint(0, 5, (8,))
+        t[0] = -100
+        F.nll_loss(x.to("trn"), t.to("trn")).cpu()
+        torch.trn.synchronize()
     finally:
         del os.environ["TRN_FALLBACK"]
     ops = trn_ops()
