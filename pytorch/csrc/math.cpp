@@ -1978,6 +1978,12 @@ struct NllPick {
 static constexpr double kTwo23 = 8388608.0;
 
 /*
+ * The device path keeps a few [n][c] f32 temporaries alive at once; past
+ * 16 Mi elements (64 MiB each) the CPU's way costs less memory.
+ */
+static constexpr int64_t kMaxNllElems = 1LL << 24;
+
+/*
  * The three parts of each target, [3][n] f32 (step 1 above): a row per
  * part, so that each is a dense vector without a layout copy.
  */
@@ -2054,7 +2060,8 @@ static NllPick nll_pick(const at::Tensor &target,
 /*
  * What the device path takes: self f32/bf16 [n][c] with n int64 targets,
  * or [c] with one; weight, if any, [c] of self's dtype; all on one trn
- * device with LOG; c up to the ISA's row length, n at least 1.
+ * device with LOG; c up to the ISA's row length, n at least 1, n * c up to
+ * kMaxNllElems.
  */
 static bool nll_fits(const at::Tensor &self, const at::Tensor &target,
 		     const std::optional<at::Tensor> &weight)
@@ -2069,8 +2076,8 @@ static bool nll_fits(const at::Tensor &self, const at::Tensor &target,
 	      target.size(0) == self.size(0)) &&
 	    !(self.dim() == 1 && target.dim() == 0))
 		return false;
-	if (!self.numel() || self.size(-1) > kMaxDim ||
-	    self.numel() / self.size(-1) > kMaxDim)
+	if (!self.numel() || self.numel() > kMaxNllElems ||
+	    self.size(-1) > kMaxDim || self.numel() / self.size(-1) > kMaxDim)
 		return false;
 	return !weight || !weight->defined() ||
 	       (weight->is_privateuseone() &&
