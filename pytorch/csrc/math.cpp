@@ -1955,8 +1955,9 @@ static at::Tensor trn_mse_loss_backward(const at::Tensor &grad,
  *    three exact parts, t0 = bytes 0-2, t1 = bytes 3-5, t2 = bytes 6-7
  *    (every partial sum is an integer below 2^24).
  * 2. A row is ignored where all three parts equal ignore_index's (sum of
- *    absolute differences 0), out of range where t1 or t2 is not 0; both
- *    move the row's target index to C or beyond, past every column.
+ *    absolute differences 0), out of range where t1 or t2 is not 0 (or
+ *    t0 >= C); the first two move the row's target index to C or beyond,
+ *    past every column, as t0 >= C already is.
  * 3. e = c - t for every column c: +0 exactly at the target, |e| >= 1
  *    elsewhere; (1/e - 1.5) * inf is +inf at the target and -inf
  *    elsewhere, so max over c of min(x, that) is x[t] (NaN stays NaN,
@@ -2061,12 +2062,13 @@ static NllPick nll_pick(const at::Tensor &target,
  * What the device path takes: self f32/bf16 [n][c] with n int64 targets,
  * or [c] with one; weight, if any, [c] of self's dtype; all on one trn
  * device with LOG; c up to the ISA's row length, n at least 1, n * c up to
- * kMaxNllElems.
+ * kMaxNllElems; a known reduction (else PyTorch's own error).
  */
 static bool nll_fits(const at::Tensor &self, const at::Tensor &target,
-		     const std::optional<at::Tensor> &weight)
+		     const std::optional<at::Tensor> &weight, int64_t reduction)
 {
-	if (!self.is_privateuseone() || !target.is_privateuseone() ||
+	if (reduction < at::Reduction::None || reduction > at::Reduction::Sum ||
+	    !self.is_privateuseone() || !target.is_privateuseone() ||
 	    self.device() != target.device() ||
 	    (self.scalar_type() != at::kFloat &&
 	     self.scalar_type() != at::kBFloat16) ||
@@ -2093,7 +2095,7 @@ trn_nll_loss_forward(const at::Tensor &self, const at::Tensor &target,
 {
 	KernelScope k("nll_loss");
 
-	if (!nll_fits(self, target, weight))
+	if (!nll_fits(self, target, weight, reduction))
 		return fall_back<ATEN_OP(nll_loss_forward)>(
 			self, target, weight, reduction, ignore_index);
 	const c10::DeviceGuard guard(self.device());
@@ -2132,7 +2134,8 @@ static at::Tensor trn_nll_loss_backward(const at::Tensor &grad,
 {
 	KernelScope k("nll_loss_backward");
 
-	if (!nll_fits(self, target, weight) || !grad.is_privateuseone() ||
+	if (!nll_fits(self, target, weight, reduction) ||
+	    !grad.is_privateuseone() ||
 	    grad.device() != self.device() ||
 	    grad.scalar_type() != self.scalar_type() ||
 	    !on_trn(total_weight) || total_weight.numel() != 1 ||
