@@ -408,6 +408,13 @@ int eager_gelu_erf_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x);
 
 /*
+ * Softmax, except that a row of only -inf gives zeros instead of NaN
+ * (PyTorch's _safe_softmax, what attention uses for fully masked rows);
+ * every other row bit for bit as eager_softmax(). f32; out may be x.
+ */
+int eager_safe_softmax(eager_tensor_t *out, const eager_tensor_t *x);
+
+/*
  * Row-wise log_softmax over the last dimension, x - max - ln(sum(e^(x -
  * max))); f32. out may be x. -EOPNOTSUPP without TRN_CAP_LOG_ERF.
  */

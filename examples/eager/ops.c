@@ -7,6 +7,7 @@
  * lets the stream's flush policy decide when they are submitted.
  */
 #include <errno.h>
+#include <float.h>
 #include <string.h>
 
 #include "eager_internal.h"
@@ -478,19 +479,26 @@ int eager_relu_backward(eager_tensor_t *out, const eager_tensor_t *grad,
 	return derivative_times_grad(out, grad, x, TRN_UNARY_RELU_GRAD);
 }
 
+enum softmax_kind { SOFTMAX, LOG_SOFTMAX, SAFE_SOFTMAX };
+
 /*
  * Per row of @x: t = max_c x; out = x - t; e = exp(out); t = sum_c e;
  * softmax: out = e / t with e in out itself; log_softmax: out -= ln t, e
  * a temporary of x's size (PyTorch's order, finite where e underflows).
+ * Safe softmax: softmax with t kept at least -FLT_MAX after the max and
+ * at least the smallest subnormal after the sum, which changes no row
+ * with a finite value (its max is finite, its sum at least 1) and makes
+ * a row of only -inf exp(-inf) / tiny = 0 instead of NaN.
  */
 static int row_softmax(eager_tensor_t *out, const eager_tensor_t *x,
-		       bool log)
+		       enum softmax_kind kind)
 {
 	const eager_tensor_t *ts[2] = { out, x };
+	const bool log = kind == LOG_SOFTMAX;
 	eager_tensor_t *t = NULL, *e = NULL;
 	eager_stream_t *s;
 	int64_t rows, cols, r0, nr;
-	uint64_t pitch, o, i, ev;
+	uint64_t pitch, o, i, ev, lowest = 0, tiny = 0;
 	int ret = op_stream(&s, 2, ts);
 
 	if (ret)
@@ -514,12 +522,19 @@ static int row_softmax(eager_tensor_t *out, const eager_tensor_t *x,
 	ret = use_all(s, 2, ts, t);
 	if (!ret && e)
 		ret = eager_op_use(s, e->block);
+	if (!ret && kind == SAFE_SOFTMAX)
+		ret = eager_scalar(s, -FLT_MAX, &lowest);
+	if (!ret && kind == SAFE_SOFTMAX)
+		ret = eager_scalar_bits(s, 1, &tiny);	/* 2^-149 */
 	for (r0 = 0; !ret && r0 < rows; r0 += nr) {
 		nr = chunk(rows - r0);
 		o = out->va + r0 * pitch;
 		i = x->va + r0 * pitch;
 		ev = e ? e->va + r0 * pitch : o;
 		ret = reduce_rows(s, TRN_REDUCE_MAX, nr, cols, t->va, i);
+		if (!ret && kind == SAFE_SOFTMAX)
+			ret = binary_flat(s, TRN_BINARY_MAX, 0, nr, t->va, 4,
+					  t->va, lowest, true);
 		if (!ret)
 			ret = binary_rows(s, TRN_BINARY_SUB,
 					  TRN_BINARY_B_PER_ROW, nr, cols, o,
@@ -530,6 +545,9 @@ static int row_softmax(eager_tensor_t *out, const eager_tensor_t *x,
 		if (!ret)
 			ret = reduce_rows(s, TRN_REDUCE_SUM, nr, cols, t->va,
 					  ev);
+		if (!ret && kind == SAFE_SOFTMAX)
+			ret = binary_flat(s, TRN_BINARY_MAX, 0, nr, t->va, 4,
+					  t->va, tiny, true);
 		if (!ret && log)
 			ret = unary_flat(s, TRN_UNARY_LOG, 0, nr, t->va, 4,
 					 t->va);
@@ -548,12 +566,17 @@ out:
 
 int eager_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 {
-	return row_softmax(out, x, false);
+	return row_softmax(out, x, SOFTMAX);
 }
 
 int eager_log_softmax(eager_tensor_t *out, const eager_tensor_t *x)
 {
-	return row_softmax(out, x, true);
+	return row_softmax(out, x, LOG_SOFTMAX);
+}
+
+int eager_safe_softmax(eager_tensor_t *out, const eager_tensor_t *x)
+{
+	return row_softmax(out, x, SAFE_SOFTMAX);
 }
 
 /* ---- matmul, sums, transposes ---- */

@@ -1556,6 +1556,23 @@ static at::Tensor trn_softmax(const at::Tensor &x, int64_t dim,
 	return fall_back<ATEN_OP(_softmax)>(x, dim, half_to_float);
 }
 
+/*
+ * softmax with a row of only -inf giving zeros (scaled_dot_product_attention
+ * on fully masked rows); PyTorch's own composes isneginf, all and where,
+ * which the ISA cannot do. The backward is _softmax_backward_data's.
+ */
+static at::Tensor trn_safe_softmax(const at::Tensor &x, int64_t dim,
+				   std::optional<at::ScalarType> dtype)
+{
+	KernelScope k("safe_softmax");
+
+	if (!dtype || *dtype == x.scalar_type())
+		if (auto r = rows_along(x, dim, eager_safe_softmax,
+					"safe_softmax"))
+			return *r;
+	return fall_back<ATEN_OP(_safe_softmax)>(x, dim, dtype);
+}
+
 static at::Tensor trn_log_softmax(const at::Tensor &x, int64_t dim,
 				  bool half_to_float)
 {
@@ -2208,6 +2225,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("max", trn_max);
 	m.impl("_softmax", trn_softmax);
 	m.impl("_log_softmax", trn_log_softmax);
+	m.impl("_safe_softmax", trn_safe_softmax);
 	m.impl("_softmax_backward_data", trn_softmax_backward);
 	m.impl("_log_softmax_backward_data", trn_log_softmax_backward);
 	m.impl("native_layer_norm", trn_native_layer_norm);

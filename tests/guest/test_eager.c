@@ -335,6 +335,64 @@ TEST_F(rt, reductions_softmax_backward_sgd)
 	free(hw);
 }
 
+/*
+ * Safe softmax: a row of only -inf gives +0s where softmax gives NaN; every
+ * other row (also with some -inf, or a NaN) is softmax's, bit for bit.
+ */
+TEST_F(rt, safe_softmax)
+{
+	const int64_t R = 9, C = 33, shape[2] = { R, C };
+	float *hx, *a = malloc(sizeof(float) * R * C),
+		   *b = malloc(sizeof(float) * R * C);
+	eager_tensor_t *x0 = rand_tensor(&self->seed, R, C, -30, 30, &hx);
+	eager_tensor_t *x = NULL;
+	eager_tensor_t *out = empty2(R, C, EAGER_F32);
+	eager_tensor_t *ref = empty2(R, C, EAGER_F32);
+	int64_t c, r;
+
+	ASSERT_TRUE(a && b && x0 && out && ref);
+	for (c = 0; c < C; c++) {
+		hx[2 * C + c] = -INFINITY;
+		hx[7 * C + c] = -INFINITY;
+	}
+	for (c = 0; c < C; c += 2)
+		hx[4 * C + c] = -INFINITY;
+	hx[5 * C + 3] = NAN;
+	ASSERT_EQ(0, eager_from_host(TRN0, EAGER_F32, 2, shape, hx, &x));
+
+	EXPECT_EQ(-EINVAL, eager_safe_softmax(out, NULL));
+	EXPECT_EQ(-EINVAL, eager_safe_softmax(NULL, x));
+	ASSERT_EQ(0, eager_safe_softmax(out, x));
+	ASSERT_EQ(0, eager_softmax(ref, x));
+	ASSERT_EQ(0, eager_read_f32(out, a));
+	ASSERT_EQ(0, eager_read_f32(ref, b));
+	for (r = 0; r < R; r++)
+		for (c = 0; c < C; c++) {
+			float v = a[r * C + c], w = b[r * C + c];
+
+			if (r == 2 || r == 7) {
+				EXPECT_TRUE(v == 0 && !signbit(v));
+				EXPECT_TRUE(isnan(w));
+			} else if (r == 5) {
+				EXPECT_TRUE(isnan(v) && isnan(w));
+			} else {
+				EXPECT_EQ(0, memcmp(&v, &w, sizeof(v)));
+			}
+		}
+	/* In place gives the same. */
+	ASSERT_EQ(0, eager_safe_softmax(x, x));
+	ASSERT_EQ(0, eager_read_f32(x, b));
+	EXPECT_EQ(0, memcmp(a, b, sizeof(float) * R * C));
+
+	eager_free(x0);
+	eager_free(x);
+	eager_free(out);
+	eager_free(ref);
+	free(hx);
+	free(a);
+	free(b);
+}
+
 /* How many of @n values are further than @rel relative + @abs from @want. */
 static int64_t far_values(const float *got, const double *want, int64_t n,
 			  double rel, double abs)

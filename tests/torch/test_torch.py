@@ -1050,10 +1050,8 @@ def adaptive_optimizers_train_like_cpu():
 @test
 def transformer_layer_matches_cpu():
     """nn.TransformerEncoderLayer forward and backward: attention's head
-    splits, layer norms, softmax and GELU on the device, matching the CPU;
-    only the checks of scaled_dot_product_attention's math path for
-    all -inf rows (isneginf, all, where: no comparison or select in the
-    ISA) fall back."""
+    splits, layer norms, (safe) softmax and GELU on the device, matching
+    the CPU, with no fallback."""
     torch.manual_seed(7)
     ref = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
                                            activation="gelu", batch_first=True)
@@ -1071,13 +1069,45 @@ def transformer_layer_matches_cpu():
     assert_close(xt.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
     for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
         assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-4, msg=n)
-    fb = torch.trn.fallback_counts()
-    allowed = ("aten::isneginf", "aten::all", "aten::where")
-    assert all(k.startswith(allowed) for k in fb), fb
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
     ops = trn_ops()
-    for n in ("layer_norm", "layer_norm_backward", "bmm", "softmax",
+    for n in ("layer_norm", "layer_norm_backward", "bmm", "safe_softmax",
               "softmax_backward", "gelu", "gelu_backward"):
         assert ops.get(n, 0) >= 1, (n, ops)
+
+
+@test
+def safe_softmax_zeroes_fully_masked_rows():
+    """_safe_softmax (attention over masked rows): rows of only -inf give
+    zeros as on the CPU, every other row matches softmax bit for bit (also
+    rows with some -inf, +inf or NaN), along any dim; backward too."""
+    torch.trn.reset_counts()
+    x = torch.randn(6, 5)
+    x[1] = float("-inf")
+    x[2, :3] = float("-inf")
+    x[3, 1] = float("inf")
+    x[4, 2] = float("nan")
+    for dim in (1, 0):
+        c = torch.ops.aten._safe_softmax(x, dim)
+        t = torch.ops.aten._safe_softmax(x.to("trn"), dim).cpu()
+        assert_close(t, c, equal_nan=True, msg=str(dim))
+        assert torch.equal(t.isnan(), c.isnan()), dim
+    assert torch.equal(torch.ops.aten._safe_softmax(x.to("trn"), 1).cpu()[1],
+                       torch.zeros(5))
+    ok = torch.tensor([0, 2, 5])
+    assert torch.equal(torch.ops.aten._safe_softmax(x.to("trn"), 1).cpu()[ok],
+                       torch.softmax(x.to("trn"), 1).cpu()[ok])
+    xb = x.to(torch.bfloat16)
+    assert_close(torch.ops.aten._safe_softmax(xb.to("trn"), 1).cpu(),
+                 torch.ops.aten._safe_softmax(xb, 1), equal_nan=True)
+    xc = x[[0, 1, 2, 5]].clone().requires_grad_()
+    xt = x[[0, 1, 2, 5]].to("trn").requires_grad_()
+    g = torch.randn(4, 5)
+    torch.ops.aten._safe_softmax(xc, 1).backward(g)
+    torch.ops.aten._safe_softmax(xt, 1).backward(g.to("trn"))
+    assert_close(xt.grad.cpu(), xc.grad)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    assert trn_ops().get("safe_softmax", 0) >= 5, trn_ops()
 
 
 @test
