@@ -38,60 +38,66 @@ static bool fillable(const at::Tensor &self)
 				self.scalar_type() == at::kBFloat16);
 }
 
-/* @self = @drawn (a CPU tensor of its shape and dtype), staged, no wait. */
-static at::Tensor &upload(at::Tensor &self, const at::Tensor &drawn,
-			  const char *name)
+/*
+ * A fill named @name: @draw(host, engine) fills a CPU tensor of @self's
+ * shape and dtype, which is uploaded into @self by a staged copy (no
+ * wait); what fillable() does not take goes to @fallback().
+ */
+template <class Draw, class Fallback>
+static at::Tensor &fill(at::Tensor &self,
+			const std::optional<at::Generator> &gen,
+			const char *name, Draw draw, Fallback fallback)
 {
-	self.copy_(drawn);
+	KernelScope k(name);
+
+	if (!fillable(self))
+		return fallback();
+	const c10::DeviceGuard guard(self.device());
+	at::Tensor h = at::empty(self.sizes(), self.options().device(at::kCPU));
+
+	draw(h, engine(gen, self));
+	self.copy_(h);
 	count_device_op(name);
 	return self;
-}
-
-static at::Tensor host_like(const at::Tensor &self)
-{
-	return at::empty(self.sizes(), self.options().device(at::kCPU));
 }
 
 static at::Tensor &trn_normal_(at::Tensor &self, double mean, double std,
 			       std::optional<at::Generator> gen)
 {
-	KernelScope k("normal_");
-
-	if (!fillable(self))
-		return fall_back<ATEN_OP(normal_)>(self, mean, std, gen);
-	const c10::DeviceGuard guard(self.device());
-	at::Tensor h = host_like(self);
-
-	h.normal_(mean, std, engine(gen, self));
-	return upload(self, h, "normal_");
+	return fill(
+		self, gen, "normal_",
+		[&](at::Tensor &h, const at::Generator &g) {
+			h.normal_(mean, std, g);
+		},
+		[&]() -> at::Tensor & {
+			return fall_back<ATEN_OP(normal_)>(self, mean, std, gen);
+		});
 }
 
 static at::Tensor &trn_uniform_(at::Tensor &self, double from, double to,
 				std::optional<at::Generator> gen)
 {
-	KernelScope k("uniform_");
-
-	if (!fillable(self))
-		return fall_back<ATEN_OP(uniform_)>(self, from, to, gen);
-	const c10::DeviceGuard guard(self.device());
-	at::Tensor h = host_like(self);
-
-	h.uniform_(from, to, engine(gen, self));
-	return upload(self, h, "uniform_");
+	return fill(
+		self, gen, "uniform_",
+		[&](at::Tensor &h, const at::Generator &g) {
+			h.uniform_(from, to, g);
+		},
+		[&]() -> at::Tensor & {
+			return fall_back<ATEN_OP(uniform_)>(self, from, to, gen);
+		});
 }
 
 static at::Tensor &trn_bernoulli_(at::Tensor &self, double p,
 				  std::optional<at::Generator> gen)
 {
-	KernelScope k("bernoulli_");
-
-	if (!fillable(self))
-		return fall_back<ATEN_OP(bernoulli__float)>(self, p, gen);
-	const c10::DeviceGuard guard(self.device());
-	at::Tensor h = host_like(self);
-
-	h.bernoulli_(p, engine(gen, self));
-	return upload(self, h, "bernoulli_");
+	return fill(
+		self, gen, "bernoulli_",
+		[&](at::Tensor &h, const at::Generator &g) {
+			h.bernoulli_(p, g);
+		},
+		[&]() -> at::Tensor & {
+			return fall_back<ATEN_OP(bernoulli__float)>(self, p, gen);
+		});
 }
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
