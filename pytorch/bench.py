@@ -23,7 +23,10 @@ In a guest:  tools/trn-vm --lane newest -- sh tests/torch/chroot-run \\
   training steps (forward, backward, SGD), and its fallbacks (should be 0);
 - classifier_step_us: one training step of a 16-32-10 classifier (batch
   64, cross_entropy, SGD), 20 steps per synchronisation, and its
-  fallbacks (0 since nll_loss runs on the device).
+  fallbacks (0 since nll_loss runs on the device);
+- transformer_step_us: one training step of an nn.TransformerEncoderLayer
+  (d_model 32, 4 heads, dropout 0.1) with a 10-class head over 8 x 16
+  tokens (cross_entropy, SGD), and its fallbacks.
 Each figure is the median of five runs.
 """
 import statistics
@@ -95,6 +98,35 @@ def classifier_step_us(steps):
     return statistics.median(runs), sum(torch.trn.fallback_counts().values())
 
 
+def transformer_step_us(steps):
+    F = torch.nn.functional
+    layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.1,
+                                             batch_first=True)
+    model = torch.nn.ModuleDict({"layer": layer,
+                                 "head": torch.nn.Linear(32, 10)}).to("trn")
+    x = torch.randn(8, 16, 32).to("trn")
+    y = torch.randint(0, 10, (8 * 16,)).to("trn")
+    opt = torch.optim.SGD(model.parameters(), lr=0.05, foreach=False)
+
+    def step():
+        opt.zero_grad()
+        h = model["head"](model["layer"](x)).view(-1, 10)
+        F.cross_entropy(h, y).backward()
+        opt.step()
+
+    step()
+    torch.trn.synchronize()
+    torch.trn.reset_counts()
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.trn.synchronize()
+        runs.append((time.perf_counter() - t0) / steps * 1e6)
+    return statistics.median(runs), sum(torch.trn.fallback_counts().values())
+
+
 def main():
     quick = "--quick" in sys.argv
     n, steps = (200, 5) if quick else (2000, 20)
@@ -111,6 +143,7 @@ def main():
                              for _ in range(5))
     ops, fallbacks = mlp_ops_per_s(steps)
     cls, cls_fallbacks = classifier_step_us(steps)
+    tf, tf_fallbacks = transformer_step_us(max(steps // 4, 2))
     print(f"torch_add_issue_ns_per_op {ti:.0f} ns  # torch.add, f32 [{rows}][{cols}], {n} per sync")
     print(f"torch_add_ns_per_op {tt:.0f} ns  # with the synchronize")
     print(f"eager_add_issue_ns_per_op {ei:.0f} ns  # eager_add through the C API, same shapes")
@@ -123,6 +156,8 @@ def main():
     print(f"mlp_ops_per_s {ops:.0f} ops/s  # 16-32-4 MLP training steps, {fallbacks} fallbacks")
     print(f"classifier_step_us {cls:.0f} us  # 16-32-10, cross_entropy, SGD; "
           f"{cls_fallbacks} fallbacks")
+    print(f"transformer_step_us {tf:.0f} us  # encoder layer 32/4/64, dropout 0.1, "
+          f"8x16 tokens; {tf_fallbacks} fallbacks")
 
 
 if __name__ == "__main__":
