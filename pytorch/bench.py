@@ -73,6 +73,22 @@ def mlp_ops_per_s(steps):
     return ops / dt, sum(torch.trn.fallback_counts().values())
 
 
+def step_us(step, steps):
+    """Median of five: microseconds per @step() over @steps steps and one
+    synchronize, after a warm-up step; and the fallbacks the runs took."""
+    step()
+    torch.trn.synchronize()
+    torch.trn.reset_counts()
+    runs = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            step()
+        torch.trn.synchronize()
+        runs.append((time.perf_counter() - t0) / steps * 1e6)
+    return statistics.median(runs), sum(torch.trn.fallback_counts().values())
+
+
 def classifier_step_us(steps):
     F = torch.nn.functional
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
@@ -85,17 +101,7 @@ def classifier_step_us(steps):
         F.cross_entropy(model(x), y).backward()
         opt.step()
 
-    step()
-    torch.trn.synchronize()
-    torch.trn.reset_counts()
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        torch.trn.synchronize()
-        runs.append((time.perf_counter() - t0) / steps * 1e6)
-    return statistics.median(runs), sum(torch.trn.fallback_counts().values())
+    return step_us(step, steps)
 
 
 def transformer_step_us(steps):
@@ -114,17 +120,7 @@ def transformer_step_us(steps):
         F.cross_entropy(h, y).backward()
         opt.step()
 
-    step()
-    torch.trn.synchronize()
-    torch.trn.reset_counts()
-    runs = []
-    for _ in range(5):
-        t0 = time.perf_counter()
-        for _ in range(steps):
-            step()
-        torch.trn.synchronize()
-        runs.append((time.perf_counter() - t0) / steps * 1e6)
-    return statistics.median(runs), sum(torch.trn.fallback_counts().values())
+    return step_us(step, steps)
 
 
 def main():
