@@ -47,7 +47,7 @@ static inline u32 trn_isa_check_header(u32 hdr, u64 room)
 				    TRN_MATMUL_TRANSPOSE_A |
 				    TRN_MATMUL_TRANSPOSE_B },
 		[TRN_OP_UNARY] = { sizeof(struct trn_cmd_unary) / 8,
-				   TRN_ELEM_DST_BF16 },
+				   TRN_ELEM_DST_BF16 | TRN_ELEM_SRC_U8 },
 		[TRN_OP_BINARY] = { sizeof(struct trn_cmd_binary) / 8,
 				    TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW },
 		[TRN_OP_REDUCE] = { sizeof(struct trn_cmd_reduce) / 8, 0 },

@@ -70,7 +70,7 @@ _Static_assert(TRN_BINARY_MIN == UAPI_BINARY_MIN, "binary op");
 _Static_assert(TRN_REDUCE_SUM == UAPI_REDUCE_SUM, "reduce op");
 _Static_assert(TRN_REDUCE_MAX == UAPI_REDUCE_MAX, "reduce op");
 /*
- * The flag macros (TRN_MATMUL_*, TRN_ELEM_DST_BF16, TRN_BINARY_B_PER_ROW,
+ * The flag macros (TRN_MATMUL_*, TRN_ELEM_*, TRN_BINARY_B_PER_ROW,
  * TRN_NUM_SEMAPHORES, TRN_ISA_MAX_DIM) are defined by both headers; the
  * compiler rejects a redefinition that differs. Values checked anyway:
  */
@@ -78,6 +78,7 @@ _Static_assert(TRN_MATMUL_BF16 == (1U << 0), "matmul flag");
 _Static_assert(TRN_MATMUL_ACCUMULATE == (1U << 1), "matmul flag");
 _Static_assert(TRN_ELEM_DST_BF16 == (1U << 0), "element flag");
 _Static_assert(TRN_BINARY_B_PER_ROW == (1U << 1), "binary flag");
+_Static_assert(TRN_ELEM_SRC_U8 == (1U << 2), "unary flag");
 _Static_assert(TRN_NUM_SEMAPHORES == 256, "semaphores");
 _Static_assert(TRN_ISA_MAX_DIM == (1U << 16), "dimension");
 
@@ -365,8 +366,8 @@ TRN_PUBLIC int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,
 		.src = htole64(src), .src_pitch = htole64(src_pitch),
 	};
 
-	if (bad_elem(op, TRN_UNARY_GELU_ERF_GRAD, flags, TRN_ELEM_DST_BF16,
-		     rows, cols))
+	if (bad_elem(op, TRN_UNARY_GELU_ERF_GRAD, flags,
+		     TRN_ELEM_DST_BF16 | TRN_ELEM_SRC_U8, rows, cols))
 		return -EINVAL;
 	return emit(cb, TRN_OP_UNARY, flags, &c, sizeof(c));
 }

@@ -34,6 +34,8 @@ _Static_assert(TRN_CAP_TIMESTAMP == DRM_TRN_CAP_TIMESTAMP, "capability");
 _Static_assert(TRN_CAP_SEMAPHORES == DRM_TRN_CAP_SEMAPHORES, "capability");
 _Static_assert(TRN_CAP_COMPUTE == DRM_TRN_CAP_COMPUTE, "capability");
 _Static_assert(TRN_CAP_LOG_ERF == DRM_TRN_CAP_LOG_ERF, "capability");
+_Static_assert(TRN_CAP_USER_QUEUES == DRM_TRN_CAP_USER_QUEUES, "capability");
+_Static_assert(TRN_CAP_SRC_U8 == DRM_TRN_CAP_SRC_U8, "capability");
 /* New fields come out of the reserved tail: size and layout never change. */
 _Static_assert(sizeof(struct trn_device_info) == 264, "trn_device_info size");
 _Static_assert(offsetof(struct trn_device_info, queue_depth) == 136 &&

@@ -511,6 +511,18 @@ int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
 			   uint64_t max_cmds);
 
 /*
+ * Bytes as numbers: the @count bytes at @src_offset of @src become @count
+ * f32 at @dst_offset of @dst, each the value of its byte (0 to 255,
+ * exact), as UNARY commands with TRN_ELEM_SRC_U8 on the current stream
+ * (one per 2^32 bytes). -EOPNOTSUPP where the device lacks TRN_CAP_SRC_U8,
+ * -EINVAL if an operand leaves its block, @dst_offset is not a multiple
+ * of 4, or the two overlap; nothing is recorded then.
+ */
+int eager_raw_bytes_to_f32(struct eager_block *dst, uint64_t dst_offset,
+			   struct eager_block *src, uint64_t src_offset,
+			   uint64_t count);
+
+/*
  * MLP benchmark hook for tools/trn-bench: @passes forward passes of the
  * demo's 784-512-512-10 MLP (batch 64) on trn:0; operations per second.
  */

@@ -322,3 +322,45 @@ int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
 	}
 	return ret ? ret : eager_op_end(s);
 }
+
+int eager_raw_bytes_to_f32(struct eager_block *dst, uint64_t dst_offset,
+			   struct eager_block *src, uint64_t src_offset,
+			   uint64_t count)
+{
+	const uint64_t max_dim = TRN_ISA_MAX_DIM;
+	uint64_t done = 0, left, cols, rows;
+	eager_stream_t *s;
+	int ret;
+
+	if (!dst || !src || dst->pool->be != src->pool->be || dst_offset % 4 ||
+	    src_offset > src->size || count > src->size - src_offset ||
+	    dst_offset > dst->size || count > (dst->size - dst_offset) / 4)
+		return -EINVAL;
+	if (dst == src && dst_offset < src_offset + count &&
+	    src_offset < dst_offset + 4 * count)
+		return -EINVAL;
+	if (!count)
+		return 0;
+	s = eager_current_stream(eager_block_device(dst));
+	if (!s)
+		return -ENODEV;
+	if (!(s->be->info.capabilities & TRN_CAP_SRC_U8))
+		return -EOPNOTSUPP;
+	eager_op_begin(s);
+	ret = eager_op_use(s, dst);
+	if (!ret && src != dst)
+		ret = eager_op_use(s, src);
+	/* Rows of up to 2^16 bytes; a last, shorter row for the rest. */
+	while (!ret && done < count) {
+		left = count - done;
+		cols = left < max_dim ? left : max_dim;
+		rows = left / cols < max_dim ? left / cols : max_dim;
+		EAGER_EMIT(ret, s, trn_cmd_unary(eager_cmdbuf(s),
+				TRN_UNARY_COPY, TRN_ELEM_SRC_U8,
+				(uint32_t)rows, (uint32_t)cols,
+				dst->va + dst_offset + 4 * done, 4 * cols,
+				src->va + src_offset + done, cols));
+		done += rows * cols;
+	}
+	return ret ? ret : eager_op_end(s);
+}

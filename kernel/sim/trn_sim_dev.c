@@ -84,7 +84,8 @@ int trn_sim_probe(struct device *dev)
 		.capabilities = DRM_TRN_CAP_SIMULATED |
 				DRM_TRN_CAP_HBM_CPU_VISIBLE |
 				DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
-				DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF,
+				DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF |
+				DRM_TRN_CAP_SRC_U8,
 		.ring_entries = TRN_SIM_RING_ENTRIES,
 		.user_queues = TRN_SIM_USER_QUEUES,
 	};

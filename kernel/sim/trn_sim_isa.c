@@ -23,6 +23,7 @@
  */
 
 #include <linux/bits.h>
+#include <linux/bitops.h>
 #include <linux/errno.h>
 #include <linux/export.h>
 #include <linux/fpu.h>
@@ -235,6 +236,17 @@ static void trn_sim_widen(u32 *buf, u32 n, bool bf16)
 		buf[i] = le32_to_cpu((__force __le32)buf[i]);
 }
 
+/* An unsigned byte as f32 bits, exactly: integer arithmetic, no FPU. */
+static u32 trn_sim_u8_to_f32(u8 v)
+{
+	u32 e;
+
+	if (!v)
+		return 0;
+	e = fls(v) - 1;
+	return (127 + e) << 23 | (((u32)v << (23 - e)) & 0x7fffff);
+}
+
 /*
  * Turn @n f32 results in CPU order into what memory gets, in place: f32
  * (little endian), or bf16 rounded to nearest even in the first 2 * @n
@@ -274,6 +286,25 @@ static __always_inline int trn_sim_read_f32(struct trn_sim_exec *x, u64 va,
 	if (ret)
 		return trn_sim_mem_fail(x, ret);
 	trn_sim_widen(buf, n, bf16);
+	return TRN_SIM_OP_DONE;
+}
+
+/*
+ * Read @n bytes at @va into @buf as f32 in CPU order, each the value of
+ * its byte. A failed access fails the job.
+ */
+static int trn_sim_read_u8_f32(struct trn_sim_exec *x, u64 va, u32 *buf,
+			       u32 n)
+{
+	const u8 *bytes = (const u8 *)buf;
+	int ret = x->ops->read(x, va, buf, n);
+	u32 i;
+
+	if (ret)
+		return trn_sim_mem_fail(x, ret);
+	/* Backwards: byte i is read before bytes 4i.. are written. */
+	for (i = n; i--;)
+		buf[i] = trn_sim_u8_to_f32(bytes[i]);
 	return TRN_SIM_OP_DONE;
 }
 
@@ -915,6 +946,7 @@ static int trn_sim_op_matmul(struct trn_sim_exec *x, u32 flags, long *budget)
  * @op: the operation, as fetched
  * @last_op: the highest valid @op
  * @bf16: results are stored as bf16
+ * @u8: the first operand holds bytes (UNARY's %TRN_ELEM_SRC_U8)
  * @fold: one result per row (REDUCE) rather than one per value
  * @cost: budget units charged per column of a row
  * @fpu_elems: most values per kernel_fpu_begin() section
@@ -930,6 +962,7 @@ struct trn_sim_rows {
 	u32 op;
 	u32 last_op;
 	bool bf16;
+	bool u8;
 	bool fold;
 	u32 cost;
 	u32 fpu_elems;
@@ -987,11 +1020,13 @@ trn_sim_rows_run(struct trn_sim_exec *x, const struct trn_sim_rows *r,
 		 long *budget)
 {
 	u32 *a, *b, i, n;
+	u64 va;
 	int ret;
 
 	if (r->op > r->last_op || !trn_sim_dims_ok(r->rows, r->cols))
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ARG);
-	if (((r->src[0] | r->spitch[0] | r->src[1] | r->spitch[1]) & 3) ||
+	if (((r->src[0] | r->spitch[0]) & (r->u8 ? 0 : 3)) ||
+	    ((r->src[1] | r->spitch[1]) & 3) ||
 	    ((r->dst | r->dpitch) & (r->bf16 ? 1 : 3)))
 		return trn_sim_fail(x, DRM_TRN_STATUS_BAD_ALIGN);
 	if (!kernel_fpu_available())
@@ -1003,8 +1038,11 @@ trn_sim_rows_run(struct trn_sim_exec *x, const struct trn_sim_rows *r,
 	b = a + r->cols;
 
 	while (x->cursor < r->rows) {
-		ret = trn_sim_read_f32(x, r->src[0] + x->cursor * r->spitch[0],
-				       a, r->cols, false);
+		va = r->src[0] + x->cursor * r->spitch[0];
+		if (r->u8)
+			ret = trn_sim_read_u8_f32(x, va, a, r->cols);
+		else
+			ret = trn_sim_read_f32(x, va, a, r->cols, false);
 		if (ret == TRN_SIM_OP_DONE && r->bn)
 			ret = trn_sim_read_f32(x, r->src[1] +
 					       x->cursor * r->spitch[1],
@@ -1044,6 +1082,7 @@ static int trn_sim_op_unary(struct trn_sim_exec *x, u32 flags, long *budget)
 		.op = op,
 		.last_op = TRN_UNARY_GELU_ERF_GRAD,
 		.bf16 = flags & TRN_ELEM_DST_BF16,
+		.u8 = flags & TRN_ELEM_SRC_U8,
 		.cost = series ? 8 * TRN_SIM_SERIES_COST : 8,
 		.fpu_elems = series ? TRN_SIM_FPU_ELEMS / TRN_SIM_SERIES_COST :
 				      TRN_SIM_FPU_ELEMS,

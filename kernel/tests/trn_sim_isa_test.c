@@ -310,6 +310,18 @@ static const struct decode_case decode_cases[] = {
 	{ "unary_src_pitch_misaligned",
 	  { HDR(TRN_OP_UNARY, 0, 6), 1 | HI(1), D, D, 4, 6 }, 6,
 	  DRM_TRN_STATUS_BAD_ALIGN },
+	{ "unary_u8_dst_misaligned",
+	  { HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8, 6), 1 | HI(1), D + 2, D + 1,
+	    4, 1 }, 6, DRM_TRN_STATUS_BAD_ALIGN },
+	{ "unary_u8_bf16_dst_odd",
+	  { HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8 | TRN_ELEM_DST_BF16, 6),
+	    1 | HI(1), D + 1, D, 2, 1 }, 6, DRM_TRN_STATUS_BAD_ALIGN },
+	{ "unary_flag",
+	  { HDR(TRN_OP_UNARY, 0x8, 6), 1 | HI(1), D, D, 4, 4 }, 6,
+	  DRM_TRN_STATUS_BAD_ARG },
+	{ "binary_src_u8",
+	  { HDR(TRN_OP_BINARY, TRN_ELEM_SRC_U8, 8), 1 | HI(1), D, D, D,
+	    4, 4, 4 }, 8, DRM_TRN_STATUS_BAD_ARG },
 	{ "binary_bad_op",
 	  { HDR(TRN_OP_BINARY, 0, 8) | HI(6), 1 | HI(1), D, D, D, 4, 4, 4 },
 	  8, DRM_TRN_STATUS_BAD_ARG },
@@ -335,6 +347,13 @@ static const struct decode_case decode_cases[] = {
 	{ "unary_src_fault",
 	  { HDR(TRN_OP_UNARY, 0, 6), 1 | HI(1), D, 0x3000, 4, 4 }, 6,
 	  DRM_TRN_STATUS_MMU_FAULT, 0x3000 },
+	{ "unary_u8_src_fault",
+	  { HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8, 6), 2 | HI(3), D, 0x3001, 12,
+	    1 }, 6, DRM_TRN_STATUS_MMU_FAULT, 0x3001 },
+	{ "unary_u8_last_byte_fault",
+	  { HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8, 6), 1 | HI(3),
+	    D, BASE + MEM_SIZE - 2, 12, 1 }, 6, DRM_TRN_STATUS_MMU_FAULT,
+	  BASE + MEM_SIZE },
 	{ "unary_second_row_fault",
 	  { HDR(TRN_OP_UNARY, 0, 6), 2 | HI(1), D, BASE + MEM_SIZE - 4, 4, 4 },
 	  6, DRM_TRN_STATUS_MMU_FAULT, BASE + MEM_SIZE },
@@ -1414,6 +1433,58 @@ static void unary_ops(struct kunit *test)
 				    i, unary_cases[i].op, unary_cases[i].in);
 }
 
+/*
+ * TRN_ELEM_SRC_U8: every byte value becomes its f32 exactly, from odd
+ * addresses and pitches; with an op and bf16 results; a pitch of 0.
+ */
+static void unary_u8_source(struct kunit *test)
+{
+	struct isa_env *env = isa_env_new(test);
+	u64 src = BASE + 0x1001, dst = BASE + 0x2000, va = BASE;
+	u64 small = BASE + 0x1201, d2 = BASE + 0x3000, d3 = BASE + 0x3100;
+	const u8 three[] = { 0, 7, 255 };
+	const u64 widen[] = {
+		HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8, 6) | HI(TRN_UNARY_COPY),
+		2 | HI(128), dst, src, 512, 129,
+	};
+	const u64 neg[] = {
+		HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8 | TRN_ELEM_DST_BF16, 6) |
+		HI(TRN_UNARY_NEG), 1 | HI(3), d2, small, 6, 3,
+	};
+	const u64 repeat[] = {
+		HDR(TRN_OP_UNARY, TRN_ELEM_SRC_U8, 6) | HI(TRN_UNARY_COPY),
+		2 | HI(3), d3, small, 12, 0,
+	};
+	u16 h[3];
+	u32 r, c;
+
+	for (r = 0; r < 2; r++)
+		for (c = 0; c < 128; c++)
+			*(u8 *)at(env, src + r * 129 + c) = r * 128 + c;
+	memcpy(at(env, small), three, sizeof(three));
+	emit(env, &va, widen, ARRAY_SIZE(widen));
+	emit(env, &va, neg, ARRAY_SIZE(neg));
+	emit(env, &va, repeat, ARRAY_SIZE(repeat));
+	KUNIT_ASSERT_EQ(test, run_job(test, env, BASE, va - BASE),
+			DRM_TRN_STATUS_OK);
+	for (r = 0; r < 2; r++)
+		for (c = 0; c < 128; c++)
+			KUNIT_EXPECT_EQ_MSG(test,
+					    get32(env, dst + r * 512 + c * 4),
+					    int_f32(r * 128 + c), "byte %u",
+					    r * 128 + c);
+	KUNIT_EXPECT_EQ(test, get32(env, dst + 4), F_ONE);
+	KUNIT_EXPECT_EQ(test, get32(env, dst + 512 + 127 * 4), 0x437f0000);
+	memcpy(h, at(env, d2), sizeof(h));
+	KUNIT_EXPECT_EQ(test, h[0], 0x8000);	/* -(+0) */
+	KUNIT_EXPECT_EQ(test, h[1], 0xc0e0);	/* -7 */
+	KUNIT_EXPECT_EQ(test, h[2], 0xc37f);	/* -255 */
+	for (r = 0; r < 2; r++)
+		for (c = 0; c < 3; c++)
+			KUNIT_EXPECT_EQ(test, get32(env, d3 + r * 12 + c * 4),
+					int_f32(three[c]));
+}
+
 static void binary_ops(struct kunit *test)
 {
 	struct isa_env *env = isa_env_new(test);
@@ -1690,6 +1761,7 @@ static struct kunit_case trn_sim_isa_cases[] = {
 	KUNIT_CASE(matmul_largest),
 	KUNIT_CASE(unbacked_memory_aborts),
 	KUNIT_CASE(unary_ops),
+	KUNIT_CASE(unary_u8_source),
 	KUNIT_CASE(binary_ops),
 	KUNIT_CASE(binary_broadcast),
 	KUNIT_CASE(reduce_ops),

@@ -54,6 +54,11 @@ typedef struct trn_bo trn_bo_t;
  * (Documentation/libtrnhal.md, "User-mode queues").
  */
 #define TRN_CAP_USER_QUEUES	(1ULL << 6)
+/*
+ * UNARY's TRN_ELEM_SRC_U8: an operand of bytes (uAPI 1.7; never set for an
+ * older driver, which fails the flag with TRN_STATUS_BAD_ARG).
+ */
+#define TRN_CAP_SRC_U8		(1ULL << 7)
 
 /*
  * Description of one device. New fields are only ever taken from the
@@ -448,6 +453,8 @@ int trn_cmd_matmul(trn_cmdbuf_t *cb, const struct trn_matmul *mm);
 #define TRN_REDUCE_MAX		1
 #define TRN_ELEM_DST_BF16	(1U << 0)	/* store results as bf16 */
 #define TRN_BINARY_B_PER_ROW	(1U << 1)	/* b: one value per row */
+/* UNARY: src holds bytes, each the f32 of its value (TRN_CAP_SRC_U8) */
+#define TRN_ELEM_SRC_U8		(1U << 2)
 
 /* Pitches in bytes; a pitch of 0 for a source repeats its first row. */
 int trn_cmd_unary(trn_cmdbuf_t *cb, uint32_t op, uint32_t flags,

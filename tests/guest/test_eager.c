@@ -680,6 +680,79 @@ TEST_F(rt, raw_copy_strided)
 	eager_raw_free(b);
 }
 
+/*
+ * eager_raw_bytes_to_f32(): every byte value, over rows of 2^16 bytes and
+ * a shorter last one, from an odd offset, nothing written around the
+ * result; every refusal leaves the destination as it was.
+ */
+TEST_F(rt, raw_bytes_to_f32)
+{
+	const uint64_t count = 2 * 65536 + 1003, dsize = 4 * count + 16;
+	struct eager_block *a = NULL, *b = NULL, *c = NULL, *d = NULL;
+	uint8_t *h = malloc(count + 3), small[16];
+	float *got = malloc(dsize), keep[8], now[8];
+	uint64_t caps, i, bad = 0;
+	uint32_t sentinel;
+
+	ASSERT_TRUE(h && got);
+	ASSERT_EQ(0, eager_device_capabilities(TRN0, &caps));
+	if (!(caps & TRN_CAP_SRC_U8))
+		SKIP(return, "the device has no byte operands (TRN_CAP_SRC_U8 clear)");
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, count + 3, &a));
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, dsize, &b));
+	for (i = 0; i < count + 3; i++)
+		h[i] = (uint8_t)(i * 7 + i / 256);
+	ASSERT_EQ(0, eager_raw_write(a, 0, h, count + 3));
+	memset(got, 0xab, dsize);
+	memcpy(&sentinel, got, 4);
+	ASSERT_EQ(0, eager_raw_write(b, 0, got, dsize));
+	ASSERT_EQ(0, eager_raw_bytes_to_f32(b, 8, a, 3, count));
+	ASSERT_EQ(0, eager_raw_read(b, 0, got, dsize));
+	for (i = 0; i < count; i++)
+		if (got[2 + i] != (float)h[3 + i] && bad++ < 3)
+			TH_LOG("byte %llu: %g, want %u", (unsigned long long)i,
+			       got[2 + i], h[3 + i]);
+	EXPECT_EQ(0, bad);
+	EXPECT_EQ(0, memcmp(&got[0], &sentinel, 4));
+	EXPECT_EQ(0, memcmp(&got[1], &sentinel, 4));
+	EXPECT_EQ(0, memcmp(&got[2 + count], &sentinel, 4));
+
+	/* Refusals, on blocks of exactly the smallest class. */
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, EAGER_MIN_BLOCK, &c));
+	ASSERT_EQ(0, eager_raw_alloc(TRN0, EAGER_MIN_BLOCK, &d));
+	for (i = 0; i < 16; i++)
+		small[i] = (uint8_t)(200 + i);
+	for (i = 0; i < 8; i++)
+		keep[i] = -1.0f - (float)i;
+	ASSERT_EQ(0, eager_raw_write(c, 0, small, sizeof(small)));
+	ASSERT_EQ(0, eager_raw_write(d, 0, keep, sizeof(keep)));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(NULL, 0, c, 0, 4));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, 0, NULL, 0, 4));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, 2, c, 0, 4));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, 0, c, EAGER_MIN_BLOCK - 3,
+						  4));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, EAGER_MIN_BLOCK - 12, c,
+						  0, 4));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, 0, c, 0, UINT64_MAX));
+	EXPECT_EQ(-EINVAL, eager_raw_bytes_to_f32(d, 0, d, 12, 4));
+	EXPECT_EQ(0, eager_raw_bytes_to_f32(d, 0, c, 0, 0));
+	ASSERT_EQ(0, eager_raw_read(d, 0, now, sizeof(now)));
+	EXPECT_EQ(0, memcmp(keep, now, sizeof(now)));
+	/* The very ends of both blocks, and disjoint parts of one block. */
+	EXPECT_EQ(0, eager_raw_bytes_to_f32(d, EAGER_MIN_BLOCK - 16, c,
+					    EAGER_MIN_BLOCK - 4, 4));
+	EXPECT_EQ(0, eager_raw_bytes_to_f32(d, 0, d, 16, 4));
+	ASSERT_EQ(0, eager_raw_read(d, 0, now, sizeof(now)));
+	for (i = 0; i < 4; i++)
+		EXPECT_EQ(now[i], (float)((const uint8_t *)&keep[4])[i]);
+	eager_raw_free(a);
+	eager_raw_free(b);
+	eager_raw_free(c);
+	eager_raw_free(d);
+	free(h);
+	free(got);
+}
+
 /* ---- the allocator ---- */
 
 TEST_F(rt, allocator_reuse_and_release)

@@ -116,7 +116,8 @@ TEST_F(shape, library_fields)
 	EXPECT_EQ(SIM_VA_START, info.va_start);
 	EXPECT_EQ(SIM_VA_SIZE, info.va_size);
 	EXPECT_EQ(TRN_CAP_SIMULATED | TRN_CAP_HBM_CPU_VISIBLE |
-		  TRN_CAP_EXEC_ALL | TRN_CAP_LOG_ERF | TRN_CAP_USER_QUEUES,
+		  TRN_CAP_EXEC_ALL | TRN_CAP_LOG_ERF | TRN_CAP_USER_QUEUES |
+		  TRN_CAP_SRC_U8,
 		  info.capabilities);
 	EXPECT_EQ(256, info.user_queues);
 	for (i = 0; i < ARRAY_SIZE(info.reserved); i++)
@@ -145,7 +146,7 @@ TEST_F(shape, raw_ioctl_fields)
 	EXPECT_EQ(DRM_TRN_CAP_SIMULATED | DRM_TRN_CAP_HBM_CPU_VISIBLE |
 		  DRM_TRN_CAP_TIMESTAMP | DRM_TRN_CAP_SEMAPHORES |
 		  DRM_TRN_CAP_COMPUTE | DRM_TRN_CAP_LOG_ERF |
-		  DRM_TRN_CAP_USER_QUEUES, di.capabilities);
+		  DRM_TRN_CAP_USER_QUEUES | DRM_TRN_CAP_SRC_U8, di.capabilities);
 	EXPECT_EQ(256, di.user_queues);
 }
 

@@ -964,6 +964,87 @@ TEST_F(isa, unary)
 	}
 }
 
+/*
+ * TRN_ELEM_SRC_U8: bytes at any address and pitch, each taken as the f32
+ * of its value, through the exact operations, to f32 and to bf16 (exact:
+ * every result is an integer below 256, a reciprocal, or a square root
+ * rounded once); a source pitch of 0 repeats row 0.
+ */
+TEST_F(isa, unary_from_bytes)
+{
+	static const uint32_t ops[] = {
+		TRN_UNARY_COPY, TRN_UNARY_NEG, TRN_UNARY_RELU_GRAD,
+		TRN_UNARY_RECIP, TRN_UNARY_SQRT,
+	};
+	unsigned int o, i;
+
+	if (!(self->info.capabilities & TRN_CAP_SRC_U8))
+		SKIP(return, "the device has no byte operands (TRN_CAP_SRC_U8 clear)");
+
+	for (i = 0; i < CASES; i++) {
+		uint32_t op = ops[i % ARRAY_SIZE(ops)];
+		bool bf16 = i & 1, repeat = i % 7 == 3;
+		uint32_t rows = rnd_range(&self->seed, 1, 16);
+		uint32_t cols = rnd_range(&self->seed, 1, 300);
+		uint64_t sp = cols + rnd_range(&self->seed, 0, 5);
+		uint64_t es = bf16 ? 2 : 4;
+		uint64_t dp = es * (cols + rnd_range(&self->seed, 0, 3));
+		uint64_t src, dst;
+		unsigned int r, c, bad = 0;
+
+		self->used = 0;
+		src = alloc(self, sp * rows + 8) + rnd_range(&self->seed, 0, 7);
+		dst = alloc(self, dp * rows);
+		for (r = 0; r < rows; r++)
+			for (c = 0; c < cols; c++)
+				*(uint8_t *)ptr(self, src + r * sp + c) =
+					rnd_range(&self->seed, 0, 255);
+		memset(ptr(self, dst), 0x5c, dp * rows);
+		ASSERT_EQ(0, trn_cmd_unary(self->cb, op,
+					   TRN_ELEM_SRC_U8 |
+					   (bf16 ? TRN_ELEM_DST_BF16 : 0),
+					   rows, cols, dva(self, dst), dp,
+					   dva(self, src), repeat ? 0 : sp));
+		ASSERT_EQ(0, run_cb(self)) TH_LOG("op %u", op);
+		for (r = 0; r < rows; r++) {
+			for (c = 0; c < cols; c++) {
+				uint8_t v = *(uint8_t *)ptr(self, src +
+							     (repeat ? 0 : r) *
+							     sp + c);
+				float want = unary_ref(op, (float)v);
+				uint32_t got32 = 0;
+				uint16_t got16 = 0;
+				bool ok;
+
+				if (bf16) {
+					memcpy(&got16, ptr(self, dst + r * dp +
+							   2 * c), 2);
+					ok = got16 == bf16_rne(want);
+				} else {
+					memcpy(&got32, ptr(self, dst + r * dp +
+							   4 * c), 4);
+					ok = got32 == f2u(want);
+				}
+				if (!ok && bad++ < 3)
+					TH_LOG("op %u of byte %u: %#x, want %.9g",
+					       op, v, bf16 ? got16 : got32,
+					       want);
+			}
+			EXPECT_TRUE(all_bytes(ptr(self, dst + r * dp +
+						  es * cols), 0x5c,
+					      dp - es * cols));
+		}
+		EXPECT_EQ(0, bad) TH_LOG("op %u, %ux%u, bf16 %d, repeat %d",
+					 op, rows, cols, bf16, repeat);
+	}
+	/* libtrnhal refuses it where the ISA never takes it. */
+	EXPECT_EQ(-EINVAL, trn_cmd_binary(self->cb, TRN_BINARY_ADD,
+					  TRN_ELEM_SRC_U8, 1, 1, self->va, 4,
+					  self->va, 4, self->va, 4));
+	EXPECT_EQ(-EINVAL, trn_cmd_unary(self->cb, TRN_UNARY_COPY, 0x08, 1, 1,
+					 self->va, 4, self->va, 4));
+}
+
 static float binary_ref(uint32_t op, float a, float b)
 {
 	volatile float r;
@@ -1363,6 +1444,32 @@ static bool bad_stream(FIXTURE_DATA(isa) *self, unsigned int i,
 		bc->status = TRN_STATUS_MMU_FAULT;
 		bc->error = -EFAULT;
 		bc->fault = true;
+		break;
+	case 24:
+		/* TRN_ELEM_SRC_U8 is UNARY's alone. */
+		cb.header = TRN_CMD_HEADER(TRN_OP_BINARY, TRN_ELEM_SRC_U8,
+					   CMD_WORDS(struct trn_cmd_binary));
+		cmds_raw(c, &cb, sizeof(cb));
+		bc->name = "BINARY flag TRN_ELEM_SRC_U8";
+		bc->status = TRN_STATUS_BAD_ARG;
+		break;
+	case 25:
+		cu.header = TRN_CMD_HEADER(TRN_OP_UNARY, 0x08,
+					   CMD_WORDS(struct trn_cmd_unary));
+		cmds_raw(c, &cu, sizeof(cu));
+		bc->name = "UNARY flag 0x08";
+		bc->status = TRN_STATUS_BAD_ARG;
+		break;
+	case 26:
+		/* A byte source may sit anywhere; the f32 results may not. */
+		cap = TRN_CAP_COMPUTE;
+		cu.header = TRN_CMD_HEADER(TRN_OP_UNARY, TRN_ELEM_SRC_U8,
+					   CMD_WORDS(struct trn_cmd_unary));
+		cu.src += 1;
+		cu.dst += 2;
+		cmds_raw(c, &cu, sizeof(cu));
+		bc->name = "UNARY from bytes to a misaligned f32 address";
+		bc->status = TRN_STATUS_BAD_ALIGN;
 		break;
 	default:
 		return false;

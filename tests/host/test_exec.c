@@ -2330,6 +2330,10 @@ static void test_cmd_encoding(void)
 				8, 0xe000, 8), 0);
 	PUT32(&e, 0x00060011, 13, 1, 2);
 	PUT64(&e, 0xd000, 0xe000, 8, 8);
+	CHECK_INT(trn_cmd_unary(cb, TRN_UNARY_NEG, TRN_ELEM_SRC_U8, 3, 5,
+				0xd000, 20, 0xe001, 7), 0);
+	PUT32(&e, 0x00060411, 1, 3, 5);
+	PUT64(&e, 0xd000, 0xe001, 20, 7);
 	CHECK_INT(trn_cmd_binary(cb, TRN_BINARY_MIN,
 				 TRN_ELEM_DST_BF16 | TRN_BINARY_B_PER_ROW, 1, 2,
 				 0xf000, 8, 0x10000, 16, 0x11000, 4), 0);
@@ -2456,8 +2460,10 @@ static void test_cmd_refused(void)
 				    0), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_binary(cb, TRN_BINARY_MIN + 1, 0, 1, 1, 0, 0, 0,
 				     0, 0, 0), -EINVAL, cb, snap);
-	CHECK_REFUSED(trn_cmd_binary(cb, 0, 1U << 2, 1, 1, 0, 0, 0, 0, 0, 0),
-		      -EINVAL, cb, snap);
+	CHECK_REFUSED(trn_cmd_unary(cb, 0, 1U << 3, 1, 1, 0, 0, 0, 0), -EINVAL,
+		      cb, snap);
+	CHECK_REFUSED(trn_cmd_binary(cb, 0, TRN_ELEM_SRC_U8, 1, 1, 0, 0, 0, 0,
+				     0, 0), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_binary(cb, 0, 0, TRN_ISA_MAX_DIM + 1, 1, 0, 0,
 				     0, 0, 0, 0), -EINVAL, cb, snap);
 	CHECK_REFUSED(trn_cmd_binary(cb, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0),

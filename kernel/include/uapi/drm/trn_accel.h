@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	6
+#define DRM_TRN_UAPI_MINOR	7
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -140,6 +140,11 @@ struct drm_trn_query {
  * up to &drm_trn_device_info.user_queues of them on the device (uAPI 1.6).
  */
 #define DRM_TRN_CAP_USER_QUEUES		(1ULL << 6)
+/**
+ * @DRM_TRN_CAP_SRC_U8: UNARY's %TRN_ELEM_SRC_U8, an operand of bytes
+ * (uAPI 1.7; a driver before 1.7 fails it with %DRM_TRN_STATUS_BAD_ARG).
+ */
+#define DRM_TRN_CAP_SRC_U8		(1ULL << 7)
 
 /**
  * struct drm_trn_device_info - answer to %DRM_TRN_QUERY_DEVICE_INFO

@@ -74,6 +74,12 @@ enum trn_opcode {
 #define TRN_ELEM_DST_BF16		(1U << 0)
 /* Flags of BINARY: B holds one value per row, repeated along the row. */
 #define TRN_BINARY_B_PER_ROW		(1U << 1)
+/*
+ * Flags of UNARY: the operand holds unsigned bytes, each taken as the f32
+ * of its value (0 to 255, exact); src and src_pitch need no alignment.
+ * Since uAPI 1.7, where the device reports %DRM_TRN_CAP_SRC_U8.
+ */
+#define TRN_ELEM_SRC_U8			(1U << 2)
 
 /*
  * Operations of UNARY, BINARY and REDUCE. Plain macros, like the flags, so
@@ -239,13 +245,13 @@ struct trn_cmd_matmul {
 
 /**
  * struct trn_cmd_unary - UNARY: dst[r][c] = op(src[r][c]) on f32
- * @header: opcode TRN_OP_UNARY, flags: %TRN_ELEM_DST_BF16, the size in
- *	words
+ * @header: opcode TRN_OP_UNARY, flags: %TRN_ELEM_DST_BF16,
+ *	%TRN_ELEM_SRC_U8, the size in words
  * @op: TRN_UNARY_*
  * @rows: rows
  * @cols: elements per row
  * @dst: device address of the result
- * @src: device address of the operand
+ * @src: device address of the operand (f32, or bytes with %TRN_ELEM_SRC_U8)
  * @dst_pitch: bytes from one result row to the next
  * @src_pitch: bytes from one operand row to the next (0: one row for all)
  */
