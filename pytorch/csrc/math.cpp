@@ -797,15 +797,21 @@ static std::optional<at::Tensor> unary_on_device(const at::Tensor &xv,
 		return fall_back<ATEN_OP(op)>(x);                    \
 	}
 
-/* LOG, ERF and erf's GELU: devices with TRN_CAP_LOG_ERF (uAPI 1.5). */
-static bool has_log_erf(const at::Tensor &x)
+/* Whether trn tensor @x's device has every TRN_CAP_* bit of @cap. */
+static bool has_cap(const at::Tensor &x, uint64_t cap)
 {
 	uint64_t caps = 0;
 
 	return x.is_privateuseone() &&
 	       !eager_device_capabilities(eager_dev(x.device().index()),
 					  &caps) &&
-	       (caps & TRN_CAP_LOG_ERF);
+	       (caps & cap) == cap;
+}
+
+/* LOG, ERF and erf's GELU: devices with TRN_CAP_LOG_ERF (uAPI 1.5). */
+static bool has_log_erf(const at::Tensor &x)
+{
+	return has_cap(x, TRN_CAP_LOG_ERF);
 }
 
 #define TRN_UNARY_LOG_ERF(op, fn)                                    \
@@ -1902,11 +1908,12 @@ trn_native_layer_norm_backward(const at::Tensor &grad_out,
 static constexpr double kTwo23 = 8388608.0;
 
 /*
- * The first @count bytes of trn tensor @t (the bytes of int64s), a
- * new f32 [count] holding each byte's value, 0 to 255. The ISA reads no
- * integers, so each byte is COPYed (one byte-granular 2-D COPY) into the
- * low byte of an f32 holding 2^23, whose low mantissa byte is 0: 2^23 + b
- * exactly, and subtracting 2^23 leaves b.
+ * The first @count bytes of trn tensor @t (bools, the bytes of int64s), a
+ * new f32 [count] holding each byte's value, 0 to 255. With
+ * TRN_CAP_SRC_U8 (uAPI 1.7) one UNARY reads the bytes as numbers.
+ * Otherwise each byte is COPYed (one byte-granular 2-D COPY, a row per
+ * byte) into the low byte of an f32 holding 2^23, whose low mantissa byte
+ * is 0: 2^23 + b exactly, and subtracting 2^23 leaves b.
  */
 static at::Tensor bytes_as_f32(const at::Tensor &t, int64_t count)
 {
@@ -1915,12 +1922,92 @@ static at::Tensor bytes_as_f32(const at::Tensor &t, int64_t count)
 	const int64_t shape[1] = { count }, dst_st[1] = { 4 },
 		      src_st[1] = { 1 };
 
+	if (has_cap(t, TRN_CAP_SRC_U8)) {
+		run(eager_raw_bytes_to_f32(block_of(f), byte_offset(f),
+					   block_of(t), byte_offset(t),
+					   static_cast<uint64_t>(count)));
+		return f;
+	}
 	run(eager_fill(&tf, static_cast<float>(kTwo23)));
 	run(eager_raw_copy_strided(block_of(f), byte_offset(f), dst_st,
 				   block_of(t), byte_offset(t), src_st, 1,
 				   shape, 1, 1));
 	run(eager_add_scalar(&tf, &tf, static_cast<float>(-kTwo23)));
 	return f;
+}
+
+/* ---- dropout ---- */
+
+/*
+ * Whether dropout runs on the device: widening its bool mask must be one
+ * command (TRN_CAP_SRC_U8). With the byte-per-row COPY it was 7 times
+ * slower than the fallback (Documentation/pytorch.md), so without the
+ * capability dropout falls back.
+ */
+static bool dropout_on_device(const at::Tensor &x)
+{
+	return on_trn(x) && has_cap(x, TRN_CAP_SRC_U8);
+}
+
+/*
+ * native_dropout in training, 0 < p < 1: the mask is drawn by the CPU's
+ * own kernel on a CPU tensor of the input's shape, dtype and layout (from
+ * the CPU's default generator, as the fallback drew it: the operator takes
+ * no generator; the CPU kernel draws in memory order, so a transposed
+ * input gets the fallback's mask only from a transposed draw), made
+ * dense and uploaded without a wait; out = x * mask * (1 / (1 - p))
+ * on the device, the bool mask widened to f32 there. The CPU's kernel
+ * scales the mask in the input's dtype before the product, so for bf16
+ * the scale is rounded to bf16 first (measured: bit for bit then).
+ */
+static std::tuple<at::Tensor, at::Tensor>
+trn_native_dropout(const at::Tensor &xv, double p, std::optional<bool> train)
+{
+	KernelScope k("dropout");
+	const at::Tensor x = dense(xv);
+
+	if (!train.value_or(true) || !(p > 0 && p < 1) ||
+	    !dropout_on_device(x))
+		return fall_back<ATEN_OP(native_dropout)>(xv, p, train);
+	const c10::DeviceGuard guard(x.device());
+	at::Tensor drawn = std::get<1>(at::native_dropout(
+		at::zeros_like(xv, xv.options().device(at::kCPU)), p, train));
+	at::Tensor mask = new_tensor(x.sizes(), x, at::kBool);
+	at::Tensor out = f32_like(x);
+	double scale = 1.0 / (1.0 - p);
+
+	if (x.scalar_type() == at::kBFloat16)
+		scale = static_cast<float>(
+			c10::BFloat16(static_cast<float>(scale)));
+	mask.copy_(drawn.contiguous());
+	bin(eager_mul, out, widened(x),
+	    bytes_as_f32(mask, x.numel()).view(x.sizes()));
+	sc(eager_scale, out, out, scale);
+	count_device_op("dropout");
+	return { narrowed(out, x.scalar_type()), mask };
+}
+
+/* grad * mask * scale, the bool mask widened on the device. */
+static at::Tensor trn_native_dropout_backward(const at::Tensor &grad,
+					      const at::Tensor &mask,
+					      double scale)
+{
+	KernelScope k("dropout_backward");
+	const at::Tensor g = dense(grad);
+
+	if (!dropout_on_device(g) || !mask.is_privateuseone() ||
+	    mask.scalar_type() != at::kBool || !mask.is_contiguous() ||
+	    mask.sizes() != g.sizes() || mask.device() != g.device())
+		return fall_back<ATEN_OP(native_dropout_backward)>(grad, mask,
+								   scale);
+	const c10::DeviceGuard guard(g.device());
+	at::Tensor out = f32_like(g);
+
+	bin(eager_mul, out, widened(g),
+	    bytes_as_f32(mask, g.numel()).view(g.sizes()));
+	sc(eager_scale, out, out, scale);
+	count_device_op("dropout_backward");
+	return narrowed(out, g.scalar_type());
 }
 
 /* ---- losses ---- */
@@ -2244,6 +2331,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m)
 	m.impl("_log_softmax_backward_data", trn_log_softmax_backward);
 	m.impl("native_layer_norm", trn_native_layer_norm);
 	m.impl("native_layer_norm_backward", trn_native_layer_norm_backward);
+	m.impl("native_dropout", trn_native_dropout);
+	m.impl("native_dropout_backward", trn_native_dropout_backward);
 	m.impl("mse_loss", trn_mse_loss);
 	m.impl("mse_loss_backward", trn_mse_loss_backward);
 	m.impl("nll_loss_forward", trn_nll_loss_forward);

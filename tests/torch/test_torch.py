@@ -1077,6 +1077,41 @@ def transformer_layer_matches_cpu():
 
 
 @test
+def transformer_layer_trains_with_dropout():
+    """The same layer in training with dropout 0.1, on the device (one
+    UNARY from bytes per mask) and with no fallback: output and gradients
+    match the CPU's, whose masks come from the same generator in the same
+    order and layout (the attention output dropout1 sees is transposed:
+    the CPU draws in memory order, and so must trn)."""
+    torch.manual_seed(8)
+    ref = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1,
+                                           batch_first=True)
+    dev = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1,
+                                           batch_first=True)
+    dev.load_state_dict(ref.state_dict())
+    dev.to("trn")
+    x = torch.randn(3, 5, 16)
+    xc, xt = x.clone().requires_grad_(), x.to("trn").requires_grad_()
+    torch.trn.reset_counts()
+    torch.manual_seed(9)
+    yc = ref(xc)
+    torch.manual_seed(9)
+    yt = dev(xt)
+    (yc * yc).sum().backward()
+    (yt * yt).sum().backward()
+    with torch.no_grad():                    # something was dropped
+        assert (ref.eval()(x) - yc).abs().max() > 1e-3
+    assert_close(yt.detach().cpu(), yc.detach(), rtol=1e-4, atol=1e-5)
+    assert_close(xt.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
+    for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
+        assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-4, msg=n)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+    ops = trn_ops()
+    # Attention's weights, after attention, inside and after the block.
+    assert ops.get("dropout", 0) == 4 and ops.get("dropout_backward", 0) == 4, ops
+
+
+@test
 def safe_softmax_zeroes_fully_masked_rows():
     """_safe_softmax (attention over masked rows): rows of only -inf give
     zeros as on the CPU, every other row matches softmax bit for bit (also
@@ -1194,8 +1229,8 @@ def streams_and_events():
 def generators():
     """trn's random numbers: drawn by the CPU kernels from trn generators
     that seed, save and restore as the CPU's do, and give the same numbers
-    as the CPU for the same seed; fills upload them without reading
-    anything back from the device (dropout goes through the fallback)."""
+    as the CPU for the same seed; fills and dropout upload them without
+    reading anything back from the device."""
     torch.trn.reset_counts()
     torch.manual_seed(1234)            # seeds every trn device too
     a = torch.randn(257, device="trn")
@@ -1249,6 +1284,40 @@ def generators():
     assert_close(d1.cpu(), d2.cpu(), rtol=0, atol=0)
     assert 0 < d1.cpu().count_nonzero() < 512
 
+    # Dropout on the device: the CPU kernel's mask (native_dropout draws
+    # from the CPU's default generator), applied and differentiated on
+    # trn, bit for bit as on the CPU, f32 and bf16; nothing read back. A
+    # transposed input gets the CPU's mask too (drawn in memory order).
+    for dt, tr in ((torch.float32, False), (torch.bfloat16, False),
+                   (torch.float32, True)):
+        x = (torch.randn(17, 33).t() if tr else torch.randn(33, 17)).to(dt)
+        torch.manual_seed(5)
+        oc, mc = torch.ops.aten.native_dropout(x, 0.3, True)
+        torch.trn.reset_counts()
+        torch.manual_seed(5)
+        xt = x.to("trn").requires_grad_()
+        ot, mt = torch.ops.aten.native_dropout(xt, 0.3, True)
+        g = torch.randn(33, 17).to(dt)
+        gt = torch.ops.aten.native_dropout_backward(g.to("trn"), mt, 1 / 0.7)
+        reads = trn_ops().get("copy_d2h", 0)
+        assert reads == 0, trn_ops()
+        assert mt.dtype == torch.bool and mt.device.type == "trn"
+        assert torch.equal(mt.cpu(), mc), ("mask", dt, tr)
+        assert torch.equal(ot.detach().cpu(), oc), \
+            ("out", dt, (ot.detach().cpu().float() - oc.float()).abs().max())
+        gc = torch.ops.aten.native_dropout_backward(g, mc, 1 / 0.7)
+        assert torch.equal(gt.cpu(), gc), \
+            ("grad", dt, (gt.cpu().float() - gc.float()).abs().max())
+        ops = trn_ops()
+        assert ops.get("dropout", 0) == 1 and ops.get("dropout_backward", 0) == 1, ops
+    # Through nn.Dropout and autograd: no fallback, gradient = mask * scale.
+    torch.trn.reset_counts()
+    xt = torch.randn(8, 9).to("trn").requires_grad_()
+    y = torch.nn.Dropout(0.25)(xt)
+    y.sum().backward()
+    kept = y.detach().cpu() != 0
+    assert_close(xt.grad.cpu(), kept.float() / 0.75)
+    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
     torch.manual_seed(-3)              # wraps, as torch.Generator does
     assert torch.trn.initial_seed() == 0xFFFF_FFFF_FFFF_FFFF - 3
 
