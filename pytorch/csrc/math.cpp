@@ -797,17 +797,6 @@ static std::optional<at::Tensor> unary_on_device(const at::Tensor &xv,
 		return fall_back<ATEN_OP(op)>(x);                    \
 	}
 
-/* Whether trn tensor @x's device has every TRN_CAP_* bit of @cap. */
-static bool has_cap(const at::Tensor &x, uint64_t cap)
-{
-	uint64_t caps = 0;
-
-	return x.is_privateuseone() &&
-	       !eager_device_capabilities(eager_dev(x.device().index()),
-					  &caps) &&
-	       (caps & cap) == cap;
-}
-
 /* LOG, ERF and erf's GELU: devices with TRN_CAP_LOG_ERF (uAPI 1.5). */
 static bool has_log_erf(const at::Tensor &x)
 {

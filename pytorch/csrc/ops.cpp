@@ -166,6 +166,16 @@ static bool eager_dtype_of(at::ScalarType t, enum eager_dtype *out)
 	return true;
 }
 
+bool has_cap(const at::Tensor &x, uint64_t cap)
+{
+	uint64_t caps = 0;
+
+	return x.is_privateuseone() &&
+	       !eager_device_capabilities(eager_dev(x.device().index()),
+					  &caps) &&
+	       (caps & cap) == cap;
+}
+
 bool as_eager(const at::Tensor &t, eager_tensor_t *out, int64_t rows,
 	      int64_t cols)
 {
@@ -421,22 +431,27 @@ static bool relaid_on_device(const at::Tensor &dst, const at::Tensor &src)
 }
 
 /*
- * @dst = @src on one trn device, f32 <-> bf16 in any layouts: @src made
- * dense if it is not, converted by the device, laid out into @dst if it is
- * not dense. False, with nothing written to @dst, for other dtypes or
- * layouts the device cannot copy (the caller copies through the host).
+ * @dst = @src on one trn device, f32 <-> bf16, or bool/uint8 -> f32/bf16
+ * (on a device with TRN_CAP_SRC_U8: one UNARY reads the bytes as numbers,
+ * exact), in any layouts: @src made dense if it is not, converted by the
+ * device, laid out into @dst if it is not dense. False, with nothing
+ * written to @dst, for other dtypes or layouts the device cannot copy
+ * (the caller copies through the host).
  */
 static bool cast_on_device(const at::Tensor &dst, const at::Tensor &src)
 {
 	auto f = [](at::ScalarType t) {
 		return t == at::kFloat || t == at::kBFloat16;
 	};
+	const bool bytes = src.scalar_type() == at::kBool ||
+			   src.scalar_type() == at::kByte;
 	const c10::DeviceGuard guard(dst.device());
 	at::Tensor from = src, to = dst;
 	eager_tensor_t tf, tt;
+	int ret;
 
-	if (!f(src.scalar_type()) || !f(dst.scalar_type()) ||
-	    src.scalar_type() == dst.scalar_type())
+	if (!f(dst.scalar_type()) || src.scalar_type() == dst.scalar_type() ||
+	    !(f(src.scalar_type()) || (bytes && has_cap(dst, TRN_CAP_SRC_U8))))
 		return false;
 	if (!from.is_contiguous()) {
 		from = new_tensor(src.sizes(), src);
@@ -445,13 +460,28 @@ static bool cast_on_device(const at::Tensor &dst, const at::Tensor &src)
 	}
 	if (!to.is_contiguous())
 		to = new_tensor(dst.sizes(), dst);
-	if (!as_eager(from, &tf) || !as_eager(to, &tt))
-		return false;
-	int ret = eager_cast(&tt, &tf);
+	if (bytes) {
+		at::Tensor wide = to.scalar_type() == at::kFloat ?
+					  to :
+					  new_tensor(dst.sizes(), dst,
+						     at::kFloat);
 
-	if (ret == -EINVAL)
-		return false;	/* one storage under both: through the host */
-	check(ret, "copy");
+		ret = eager_raw_bytes_to_f32(block_of(wide), byte_offset(wide),
+					     block_of(from), byte_offset(from),
+					     static_cast<uint64_t>(from.numel()));
+		if (ret == -EINVAL)
+			return false;	/* one storage under both: host */
+		check(ret, "copy");
+		from = wide;
+	}
+	if (!from.is_same(to)) {
+		if (!as_eager(from, &tf) || !as_eager(to, &tt))
+			return false;
+		ret = eager_cast(&tt, &tf);
+		if (ret == -EINVAL)
+			return false;	/* one storage under both: host */
+		check(ret, "copy");
+	}
 	if (!to.is_same(dst) && !strided_on_device(dst, to)) {
 		/* Converted, but too scattered to lay out: finish on the host. */
 		at::Tensor h = at::empty(to.sizes(),

@@ -73,4 +73,7 @@ bool as_eager(const at::Tensor &t, eager_tensor_t *out, int64_t rows = -1,
 at::Tensor new_tensor(at::IntArrayRef size, const at::Tensor &like,
 		      std::optional<at::ScalarType> dtype = std::nullopt);
 
+/* Whether trn tensor @x's device has every TRN_CAP_* bit of @cap. */
+bool has_cap(const at::Tensor &x, uint64_t cap);
+
 } // namespace trn_torch

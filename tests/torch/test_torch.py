@@ -86,6 +86,34 @@ def copies_round_trip():
 
 
 @test
+def bytes_to_float_on_device():
+    """bool and uint8 tensors become f32 or bf16 on the device (one UNARY
+    from bytes, TRN_CAP_SRC_U8), exactly, from any layout into any layout,
+    with no read to the host; other integer types still go through it."""
+    torch.manual_seed(3)
+    u = torch.randint(0, 256, (7, 9), dtype=torch.uint8)
+    m = torch.rand(7, 9) > 0.5
+    du, dm = u.to("trn"), m.to("trn")
+    torch.trn.reset_counts()
+    for src, ref in ((du, u), (dm, m), (du.t(), u.t()), (dm[:, 2:7], m[:, 2:7]),
+                     (du[::2], u[::2])):
+        for dt in (torch.float32, torch.bfloat16):
+            got = src.to(dt)
+            assert got.device.type == "trn" and got.dtype == dt
+            assert torch.equal(got.cpu(), ref.to(dt)), (dt, ref.shape)
+    e = torch.full((9, 7), -1.0, device="trn")
+    e.t().copy_(du)                                 # into a strided view
+    assert torch.equal(e.cpu(), u.t().float())
+    ops = trn_ops()
+    assert ops.get("copy_d2d_cast", 0) == 11, ops
+    assert ops.get("copy_d2h", 0) == 11, ops    # the checks' own reads
+    torch.trn.reset_counts()
+    i = torch.arange(-5, 5, dtype=torch.int32)
+    assert torch.equal(i.to("trn").to(torch.float32).cpu(), i.float())
+    assert trn_ops().get("copy_d2d_cast", 0) == 0
+
+
+@test
 def strided_copies_on_device():
     """Copies between layouts on one device are the device's 2-D COPYs, not
     a host round trip; what they cannot lay out still copies exactly."""
