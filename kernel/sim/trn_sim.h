@@ -24,6 +24,7 @@ struct trn_device;
 struct trn_hw_ring;
 struct trn_mmu_map;
 struct trn_sim_core;
+struct trn_sim_ctx;
 struct trn_sim_uring;
 struct trn_hw_uq;
 struct workqueue_struct;
@@ -161,6 +162,34 @@ void trn_sim_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
 		      size_t size);
 
 /* trn_sim_mmu.c: contexts, page tables, translation */
+
+/* Translations an engine keeps for one ring (struct trn_sim_tlb). */
+#define TRN_SIM_TLB_ENTRIES	4
+
+/**
+ * struct trn_sim_tlb - an engine's translations for one ring, reused
+ * while its access window is open
+ * @ctx: the context whose window is open; NULL: closed, nothing kept
+ * @n: that context's number
+ * @vpn: device page number of each entry
+ * @page: the page it reaches; NULL: the entry is empty
+ * @rights: the accesses the page table allowed for it, TRN_SIM_TLB_*
+ * @next: the entry the next miss replaces
+ *
+ * An unmap waits for open windows (the simulator's shootdown), so what a
+ * window keeps stays valid until trn_sim_tlb_close(), which the engine
+ * calls at the end of every slice of the ring. Only the ring's engine,
+ * under its exec_lock, uses it.
+ */
+struct trn_sim_tlb {
+	struct trn_sim_ctx *ctx;
+	u32 n;
+	u64 vpn[TRN_SIM_TLB_ENTRIES];
+	struct page *page[TRN_SIM_TLB_ENTRIES];
+	u8 rights[TRN_SIM_TLB_ENTRIES];
+	unsigned int next;
+};
+
 void trn_sim_mmu_init(struct trn_sim_dev *sdev);
 void trn_sim_mmu_fini(struct trn_sim_dev *sdev);
 void trn_sim_mmu_debugfs_init(struct trn_sim_dev *sdev);
@@ -178,6 +207,9 @@ int trn_sim_dma_copy(struct trn_sim_dev *sdev, u32 n, u64 dst, u64 src,
 u64 *trn_sim_ctx_sems(struct trn_sim_dev *sdev, u32 n, u32 core);
 int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
 		   size_t len, bool write, u64 *fault_va);
+int trn_sim_tlb_rw(struct trn_sim_dev *sdev, struct trn_sim_tlb *tlb, u32 n,
+		   u64 va, void *buf, size_t len, bool write, u64 *fault_va);
+void trn_sim_tlb_close(struct trn_sim_tlb *tlb);
 
 /* trn_sim_engine.c: rings, the engines of the NeuronCores */
 int trn_sim_engine_init(struct trn_sim_dev *sdev);

@@ -92,8 +92,8 @@ static int trn_sim_ring_read(struct trn_sim_exec *x, u64 va, void *buf,
 {
 	struct trn_sim_ring *ring = to_trn_sim_ring(x);
 
-	return trn_sim_mmu_rw(ring->core->sdev, ring->ctx, va, buf, len,
-			      false, &x->fault_va);
+	return trn_sim_tlb_rw(ring->core->sdev, &ring->tlb, ring->ctx, va, buf,
+			      len, false, &x->fault_va);
 }
 
 static int trn_sim_ring_write(struct trn_sim_exec *x, u64 va,
@@ -101,8 +101,8 @@ static int trn_sim_ring_write(struct trn_sim_exec *x, u64 va,
 {
 	struct trn_sim_ring *ring = to_trn_sim_ring(x);
 
-	return trn_sim_mmu_rw(ring->core->sdev, ring->ctx, va, (void *)buf,
-			      len, true, &x->fault_va);
+	return trn_sim_tlb_rw(ring->core->sdev, &ring->tlb, ring->ctx, va,
+			      (void *)buf, len, true, &x->fault_va);
 }
 
 static int trn_sim_ring_copy(struct trn_sim_exec *x, u64 dst, u64 src,
@@ -328,6 +328,8 @@ again:
 			ring = core->rings[q];
 			if (ring) {
 				progress |= trn_sim_ring_step(ring, &irq);
+				/* Unmaps in its context wait no longer. */
+				trn_sim_tlb_close(&ring->tlb);
 				index = ring->index;
 			}
 			mutex_unlock(&core->exec_lock);
@@ -500,8 +502,10 @@ static bool trn_sim_ring_abandon(struct trn_sim_ring *ring, u64 seqno)
 	unsigned long flags;
 
 	/* The race a late job stands for happens before the reset looks. */
-	if (ring->state == TRN_SIM_RING_LATE)
+	if (ring->state == TRN_SIM_RING_LATE) {
 		trn_sim_ring_finish_late(ring);
+		trn_sim_tlb_close(&ring->tlb);
+	}
 	spin_lock_irqsave(&core->lock, flags);
 	ring->paused = true;
 	spin_unlock_irqrestore(&core->lock, flags);

@@ -57,6 +57,8 @@ enum trn_sim_ring_state {
  * @state: &enum trn_sim_ring_state
  * @ctx: MMU context of the job running
  * @exec: the job's execution state
+ * @tlb: the translations its accesses keep during one slice (the engine
+ *       closes it at the end of every slice)
  *
  * All but @tail are under &trn_sim_core.exec_lock. A user-mode queue is a
  * &struct trn_sim_uring around one of these, without @descs, @status and
@@ -75,6 +77,7 @@ struct trn_sim_ring {
 	enum trn_sim_ring_state state;
 	u32 ctx;
 	struct trn_sim_exec exec;
+	struct trn_sim_tlb tlb;
 };
 
 /**

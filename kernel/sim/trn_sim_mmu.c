@@ -7,7 +7,11 @@
  * address, with read and write rights. Every access the device makes goes
  * through trn_sim_mmu_translate(); an access to an unmapped page, or a write
  * to a read-only one, faults, and the fault is reported to the core with
- * its context and address.
+ * its context and address. An engine keeps a few translations per ring
+ * (struct trn_sim_tlb) while the access window they were made in is open,
+ * which is until the end of the ring's slice: an unmap waits for open
+ * windows, so a kept translation never outlives its mapping, and faults
+ * are never kept.
  *
  * Page table entries (the device's format):
  *   bit 0  valid          bit 1  readable        bit 2  writable
@@ -233,8 +237,11 @@ int trn_sim_mmu_map(struct trn_device *tdev, u32 n,
 				break;
 		}
 	}
-	if (ret)
+	if (ret) {
 		trn_sim_ptes_clear(ctx, map->va, done);
+		/* A racing job may have reached what was stored: wait for it. */
+		trn_sim_ctx_shootdown(ctx);
+	}
 	return ret;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_map);
@@ -353,16 +360,94 @@ u64 *trn_sim_ctx_sems(struct trn_sim_dev *sdev, u32 n, u32 core)
 int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
 		   size_t len, bool write, u64 *fault_va)
 {
-	struct trn_sim_ctx *ctx = trn_sim_ctx_access_begin(sdev, n);
+	struct trn_sim_tlb tlb = { };
+	int ret = trn_sim_tlb_rw(sdev, &tlb, n, va, buf, len, write, fault_va);
+
+	trn_sim_tlb_close(&tlb);
+	return ret;
+}
+
+#define TRN_SIM_TLB_READ	BIT(0)
+#define TRN_SIM_TLB_WRITE	BIT(1)
+
+/* The page @va reaches in @tlb's open window, translated if not kept. */
+static struct page *trn_sim_tlb_page(struct trn_sim_dev *sdev,
+				     struct trn_sim_tlb *tlb, u64 va,
+				     bool write)
+{
+	u8 need = write ? TRN_SIM_TLB_WRITE : TRN_SIM_TLB_READ;
+	u64 vpn = va >> PAGE_SHIFT;
+	struct page *page;
+	unsigned int i;
+
+	if (!tlb->ctx)
+		return trn_sim_mmu_no_ctx(sdev, tlb->n, va, write);
+	for (i = 0; i < TRN_SIM_TLB_ENTRIES; i++)
+		if (tlb->page[i] && tlb->vpn[i] == vpn &&
+		    (tlb->rights[i] & need))
+			return tlb->page[i];
+	page = trn_sim_mmu_translate(sdev, tlb->n, va, write);
+	if (IS_ERR(page))
+		return page;
+	for (i = 0; i < TRN_SIM_TLB_ENTRIES; i++)
+		if (tlb->page[i] && tlb->vpn[i] == vpn)
+			break;
+	if (i == TRN_SIM_TLB_ENTRIES) {
+		i = tlb->next;
+		tlb->next = (i + 1) % TRN_SIM_TLB_ENTRIES;
+		tlb->vpn[i] = vpn;
+		tlb->rights[i] = 0;
+	}
+	tlb->page[i] = page;
+	tlb->rights[i] |= need;
+	return page;
+}
+
+/**
+ * trn_sim_tlb_close() - close a ring's access window: forget its
+ * translations, let unmaps proceed
+ * @tlb: the ring's translations
+ */
+void trn_sim_tlb_close(struct trn_sim_tlb *tlb)
+{
+	trn_sim_ctx_access_end(tlb->ctx);
+	memset(tlb, 0, sizeof(*tlb));
+}
+
+/**
+ * trn_sim_tlb_rw() - trn_sim_mmu_rw() through a ring's kept translations
+ * @sdev: the device
+ * @tlb: the ring's translations; its window opens on first use, and
+ *       moves to context @n if it was open on another
+ * @n: the context
+ * @va: device virtual address
+ * @buf: where the bytes come from or go to
+ * @len: bytes
+ * @write: the device writes (@buf to @va), else it reads
+ * @fault_va: on -EFAULT, the first address that could not be reached
+ *
+ * The caller closes the window (trn_sim_tlb_close()) before it sleeps for
+ * long or lets go of the ring: an unmap in the context waits for it.
+ *
+ * Return: as trn_sim_mmu_rw().
+ */
+int trn_sim_tlb_rw(struct trn_sim_dev *sdev, struct trn_sim_tlb *tlb, u32 n,
+		   u64 va, void *buf, size_t len, bool write, u64 *fault_va)
+{
 	int ret = 0;
 
+	if (tlb->ctx && tlb->n != n)
+		trn_sim_tlb_close(tlb);
+	if (!tlb->ctx) {
+		tlb->ctx = trn_sim_ctx_access_begin(sdev, n);
+		tlb->n = n;
+	}
 	while (len) {
 		size_t chunk = min_t(u64, len, PAGE_SIZE - offset_in_page(va));
 		struct page *page;
 		void *p;
 
-		page = ctx ? trn_sim_mmu_translate(sdev, n, va, write) :
-			     trn_sim_mmu_no_ctx(sdev, n, va, write);
+		page = trn_sim_tlb_page(sdev, tlb, va, write);
 		if (IS_ERR(page)) {
 			if (PTR_ERR(page) == -EFAULT)
 				*fault_va = va;
@@ -379,7 +464,6 @@ int trn_sim_mmu_rw(struct trn_sim_dev *sdev, u32 n, u64 va, void *buf,
 		va += chunk;
 		len -= chunk;
 	}
-	trn_sim_ctx_access_end(ctx);
 	return ret;
 }
 

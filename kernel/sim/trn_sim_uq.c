@@ -215,8 +215,8 @@ static bool trn_sim_uring_fetch(struct trn_sim_uring *ur, bool *irq)
 		return true;
 	}
 	va = ur->ring_va + (ring->seqno & (ring->entries - 1)) * sizeof(d);
-	if (trn_sim_mmu_rw(sdev, ring->ctx, va, &d, sizeof(d), false,
-			   &fault_va)) {
+	if (trn_sim_tlb_rw(sdev, &ring->tlb, ring->ctx, va, &d, sizeof(d),
+			   false, &fault_va)) {
 		*irq |= trn_sim_uring_complete(ur, DRM_TRN_STATUS_MMU_FAULT, 0,
 					       0, fault_va);
 		return true;
@@ -254,8 +254,8 @@ static bool trn_sim_uring_wait_done(struct trn_sim_uring *ur, bool *irq)
 	u64 fault_va = 0;
 	__le64 val;
 
-	if (trn_sim_mmu_rw(sdev, ring->ctx, ur->wait_va, &val, sizeof(val),
-			   false, &fault_va)) {
+	if (trn_sim_tlb_rw(sdev, &ring->tlb, ring->ctx, ur->wait_va, &val,
+			   sizeof(val), false, &fault_va)) {
 		atomic_dec(&sdev->waiting);
 		trn_sim_exec_release(&ring->exec);
 		*irq |= trn_sim_uring_complete(ur, DRM_TRN_STATUS_MMU_FAULT, 0,
@@ -355,6 +355,8 @@ bool trn_sim_core_user_pass(struct trn_sim_core *core)
 		ur = core->urings[i];
 		id = ur->id;
 		moved = trn_sim_uring_step(ur, &irq);
+		/* Unmaps in its context wait no longer. */
+		trn_sim_tlb_close(&ur->ring.tlb);
 		/* Owed since a device reset. */
 		irq |= ur->irq_pending;
 		ur->irq_pending = false;
