@@ -250,7 +250,8 @@ int eager_pool_release(struct eager_pool *p, bool wait)
 	if (wait)
 		for (i = 0; i < EAGER_MAX_STREAMS; i++)
 			if (p->be->streams[i]) {
-				r = eager_sync(p->be->streams[i]);
+				/* Failures stay for the streams' owners. */
+				r = eager_wait(p->be->streams[i]);
 				if (r && !ret)
 					ret = r;
 			}

@@ -222,8 +222,10 @@ out:
 	eager_free(c);
 	if (!ret && be->has_transpose < 0)
 		be->has_transpose = 0;
-	if (prior && !s->error)
+	if (prior && !s->error) {
 		s->error = prior;
+		s->error_seq = 0;	/* before anything since */
+	}
 	return ret;
 }
 

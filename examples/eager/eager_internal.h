@@ -83,6 +83,7 @@ struct eager_stream {
 	unsigned int ncbs, cur;
 	uint64_t submitted;		/* seqno of our latest job */
 	int error;			/* sticky: first failed job's error */
+	uint64_t error_seq;		/* its job's seqno (a lost job's: next) */
 	const char *error_op;		/* the op that failed, if named */
 	/* The job being recorded: buffers it uses (deduplicated). */
 	trn_bo_t **bos;
@@ -152,6 +153,7 @@ uint64_t eager_stream_tail(const eager_stream_t *s);
 int eager_seqno_status(eager_stream_t *s, uint64_t seqno);
 int eager_flush(eager_stream_t *s, int reason);
 int eager_sync(eager_stream_t *s);
+int eager_wait(eager_stream_t *s);
 void eager_op_begin(eager_stream_t *s);
 int eager_op_use(eager_stream_t *s, struct eager_block *b);
 int eager_op_use_bo(eager_stream_t *s, trn_bo_t *bo);

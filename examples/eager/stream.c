@@ -127,11 +127,18 @@ static const char *failed_op(eager_stream_t *s, const struct eager_cmdbuf *c)
 }
 
 /* Keep the first failure (and its op) until the next sync reports it. */
-static void set_error(eager_stream_t *s, int err, const char *op)
+/*
+ * Keep the failure of the earliest job: @seq is the failing job's seqno
+ * (for commands lost before they became a job, the seqno they would have
+ * had), whichever order the failures are found in.
+ */
+static void set_error(eager_stream_t *s, int err, const char *op,
+		      uint64_t seq)
 {
-	if (s->error)
+	if (s->error && s->error_seq <= seq)
 		return;
 	s->error = err;
+	s->error_seq = seq;
 	s->error_op = op;
 }
 
@@ -145,11 +152,8 @@ static void check_cmdbuf(eager_stream_t *s, struct eager_cmdbuf *c)
 	st = eager_seqno_status(s, c->seqno);
 	if (st == 1)
 		return;
-	/* A wait may have reported the error first: still name the op. */
-	if (st < 0 && (!s->error || !s->error_op)) {
-		set_error(s, st, NULL);
-		s->error_op = failed_op(s, c);
-	}
+	if (st < 0)
+		set_error(s, st, failed_op(s, c), c->seqno);
 	c->checked = true;
 }
 
@@ -247,7 +251,7 @@ int eager_flush(eager_stream_t *s, int reason)
 	ret = trn_submit(s->q, &job, &f);
 	if (ret) {
 		/* The commands are lost: report it at the next sync. */
-		set_error(s, ret, NULL);
+		set_error(s, ret, NULL, s->submitted + 1);
 		trn_cmdbuf_reset(c->cb);
 		job_clear(s);
 		return ret;
@@ -266,25 +270,37 @@ int eager_flush(eager_stream_t *s, int reason)
 	return next_cmdbuf(s);
 }
 
-int eager_sync(eager_stream_t *s)
+/*
+ * Submit what is recorded and wait for all of @s's jobs; their first
+ * failure stays recorded (sticky) for the next eager_sync(). 0 or that
+ * failure.
+ */
+int eager_wait(eager_stream_t *s)
 {
 	struct trn_fence f = { s->q, 0 };
 	unsigned int i;
-	int ret;
+	int ret, wait = 0;
 
 	/* Even if this fails, what was submitted before must be waited for. */
 	ret = eager_flush(s, EAGER_FLUSH_SYNC);
 	if (ret)
-		set_error(s, ret, NULL);
+		set_error(s, ret, NULL, s->submitted + 1);
 	f.seqno = s->submitted;
-	if (f.seqno) {
-		ret = trn_fence_wait(&f, INT64_MAX);
-		if (ret < 0 && ret != -ETIME)
-			set_error(s, ret, NULL);
-	}
+	if (f.seqno)
+		wait = trn_fence_wait(&f, INT64_MAX);
+	/* Each job's own failure, named; the earliest is kept. */
 	for (i = 0; i < s->ncbs; i++)
 		check_cmdbuf(s, &s->cbs[i]);
-	ret = s->error;
+	/* The wait's, where no command buffer told (it was reused). */
+	if (wait < 0 && wait != -ETIME)
+		set_error(s, wait, NULL, f.seqno);
+	return s->error;
+}
+
+int eager_sync(eager_stream_t *s)
+{
+	int ret = eager_wait(s);
+
 	s->error = 0;
 	return ret;
 }

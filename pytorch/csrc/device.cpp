@@ -245,7 +245,8 @@ void synchronize(int index)
 	const char *op = eager_stream_error_op(failed);
 
 	TORCH_CHECK(false, "trn:", index, ": ", op ? op : "a device operation",
-		    " failed: ", trn_strerror(ret), " (status ",
+		    " failed: ", trn_strerror(ret),
+		    " (the queue's latest failure: status ",
 		    status_name(st.status),
 		    ", state", st.state & TRN_QUEUE_BANNED ? " banned" : "",
 		    st.state & TRN_QUEUE_GUILTY ? " guilty" : "",

@@ -1358,8 +1358,9 @@ def sim_knobs(name):
 def device_error_raises_at_sync():
     """A job that hangs (the simulator's hang_next) fails its stream, here
     not the default one: the next synchronisation of the device raises,
-    naming the device, the operator and the status.  Runs
-    last, on trn:1: the hang bans this process's context there."""
+    naming the device, the operator and the status: the first failure of
+    the stream's jobs, not the later job the ban cancelled.  Runs last, on
+    trn:1: the hang bans this process's context there."""
     knobs = sim_knobs("hang_next")
     assert knobs, "no trn_sim debugfs knobs (is debugfs mounted?)"
     x = torch.randn(8, 8).to("trn:1")
@@ -1369,14 +1370,20 @@ def device_error_raises_at_sync():
         with open(k, "w") as f:
             f.write("1")
     try:
-        with torch.trn.stream(torch.trn.Stream("trn:1")):
+        s1 = torch.trn.Stream("trn:1")
+        with torch.trn.stream(s1):
             y = x @ x                  # enqueued on a pool stream
+            assert not s1.query()      # submitted alone: the hanging job
+            w = y + y                  # the next job, cancelled by the ban
         try:
             torch.trn.synchronize("trn:1")  # every stream of trn:1
         except RuntimeError as e:
             msg = str(e)
-            assert "trn:1" in msg and "TIMEOUT" in msg, msg
+            # The first failure: mm's timeout, named; the queue's latest
+            # failure is the add the ban cancelled.
+            assert "trn:1" in msg and "timeout" in msg, msg
             assert "aten::mm" in msg or " mm" in msg, msg
+            assert "latest failure: status ABORTED" in msg, msg
         else:
             raise AssertionError("a hung job did not fail its stream")
         try:
