@@ -34,6 +34,10 @@ static const struct {
 	{ ERANGE, "whether the job failed is too old for the status page to remember" },
 	{ EXDEV, "objects of different devices mixed where one device is required" },
 	{ ENOSPC, "the command buffer is full" },
+	{ E2BIG, "larger than the device could ever hold" },
+	{ EDQUOT, "beyond the context's limits (max_bos_per_file, max_pinned_mib_per_file)" },
+	{ EOPNOTSUPP, "not supported by this device or for this buffer (a capability bit is clear, or device memory and userptr buffers are not exported)" },
+	{ EIO, "the queue's status page disagrees with a signalled fence (a driver bug)" },
 };
 
 TRN_PUBLIC const char *trn_strerror(int err)

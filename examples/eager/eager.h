@@ -514,7 +514,8 @@ int eager_raw_copy_strided(struct eager_block *dst, uint64_t dst_offset,
  * Bytes as numbers: the @count bytes at @src_offset of @src become @count
  * f32 at @dst_offset of @dst, each the value of its byte (0 to 255,
  * exact), as UNARY commands with TRN_ELEM_SRC_U8 on the current stream
- * (one per 2^32 bytes). -EOPNOTSUPP where the device lacks TRN_CAP_SRC_U8,
+ * (rows of 2^16 bytes: one command per 2^32 bytes of whole rows, one for
+ * the shorter rest). -EOPNOTSUPP where the device lacks TRN_CAP_SRC_U8,
  * -EINVAL if an operand leaves its block, @dst_offset is not a multiple
  * of 4, or the two overlap; nothing is recorded then.
  */

@@ -16,7 +16,8 @@
  * Userspace never supplies a physical address: every address a command
  * names is checked against the job's context (rights included) before a
  * descriptor is built, and an access outside it is an MMU fault, reported
- * like the simulator's. A command that would fault writes nothing.
+ * like the simulator's. A WRITE, a FILL or a COPY row that would fault
+ * writes nothing; the rows of a 2-D COPY before it were queued and run.
  *
  * What the UDMA engines can carry runs: NOP, WRITE (the value staged in a
  * host scratch slot), FILL (from a host page of the pattern), COPY 1D/2D

@@ -268,8 +268,8 @@ EXPORT_SYMBOL_IF_KUNIT(trn_sim_mmu_unmap);
  *
  * A failed translation is reported to the core as a fault of context @n.
  * The page stays what @va reaches only while an access window is open
- * (trn_sim_mmu_rw() and trn_sim_dma_copy() open one): an unmap waits for
- * open windows before the memory can be freed.
+ * (trn_sim_mmu_rw(), trn_sim_tlb_rw() and trn_sim_dma_copy() open one):
+ * an unmap waits for open windows before the memory can be freed.
  *
  * Return: the page holding @va, or an ERR_PTR(): -EFAULT for a fault,
  * -ENOMEM if device memory cannot be backed.

@@ -230,8 +230,8 @@ int trn_device_memory_stats(trn_device_t *dev, struct trn_memory_stats *stats);
  *
  * The ISA constants below (TRN_UNARY_*, TRN_BINARY_*, TRN_REDUCE_*, the
  * command flags, TRN_NUM_SEMAPHORES, TRN_ISA_MAX_DIM) carry the same names
- * and values as in the uAPI header trn_isa.h, where some are enumerators:
- * a file that includes both must include trn_isa.h first.
+ * and values as in the uAPI header trn_isa.h, where they are macros with
+ * the same definitions: a file may include both, in either order.
  */
 
 /* Opaque handle of a queue of jobs on one NeuronCore. */
@@ -510,7 +510,9 @@ struct trn_job {
  * big, non-zero reserved fields), -EXDEV (a buffer of another device),
  * -ECHILD, and the kernel's: -ECANCELED (the queue's context was banned,
  * see TRN_QUEUE_BANNED), -EINVAL, -ENOENT for a bad handle, -EFAULT,
- * -ENOMEM, -ENODEV. Nothing is queued on error.
+ * -ENOMEM, -ENODEV. Nothing is queued on error, but on a user-mode queue
+ * a failing QUEUE_FENCE or QUEUE_WAKE, returned after the jobs were
+ * queued (Documentation/libtrnhal.md).
  */
 int trn_submit(trn_queue_t *queue, const struct trn_job *job,
 	       struct trn_fence *fence);

@@ -976,7 +976,7 @@ TEST_F(isa, unary_from_bytes)
 		TRN_UNARY_COPY, TRN_UNARY_NEG, TRN_UNARY_RELU_GRAD,
 		TRN_UNARY_RECIP, TRN_UNARY_SQRT,
 	};
-	unsigned int o, i;
+	unsigned int i;
 
 	if (!(self->info.capabilities & TRN_CAP_SRC_U8))
 		SKIP(return, "the device has no byte operands (TRN_CAP_SRC_U8 clear)");

@@ -44,6 +44,12 @@ int main(void)
 	CHECK_STR(trn_strerror(-ERANGE),
 		  "whether the job failed is too old for the status page to remember");
 	CHECK_STR(trn_strerror(-ENOSPC), "the command buffer is full");
+	/* Every errno of libtrnhal.md's table has trn's own wording. */
+	CHECK_STR(trn_strerror(-E2BIG), "larger than the device could ever hold");
+	CHECK_STR(trn_strerror(-EDQUOT),
+		  "beyond the context's limits (max_bos_per_file, max_pinned_mib_per_file)");
+	CHECK_INT(strncmp(trn_strerror(-EOPNOTSUPP), "not supported by this device", 28), 0);
+	CHECK_INT(strncmp(trn_strerror(-EIO), "the queue's status page", 23), 0);
 	/* Unknown values still give text, never NULL. */
 	CHECK_STR(trn_strerror(-100000), "unknown error");
 	CHECK_STR(trn_strerror(INT_MIN), "unknown error");

@@ -635,8 +635,9 @@ struct drm_trn_job {
  * Every job of the array is checked before any is queued: either all are
  * queued, in array order, with consecutive numbers written back to their
  * @seqno fields, or the call fails and queues nothing (and writes no
- * @seqno). The structure itself is only read. A queue of a banned context
- * refuses jobs with -ECANCELED.
+ * @seqno, unless a page of the array went away while the call ran: see
+ * Documentation/uapi.md). The structure itself is only read. A queue of a
+ * banned context refuses jobs with -ECANCELED.
  */
 struct drm_trn_submit {
 	/** @queue_id: the queue. */
