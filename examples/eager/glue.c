@@ -333,8 +333,8 @@ int eager_raw_bytes_to_f32(struct eager_block *dst, uint64_t dst_offset,
 	int ret;
 
 	if (!dst || !src || dst->pool->be != src->pool->be || dst_offset % 4 ||
-	    src_offset > src->size || count > src->size - src_offset ||
-	    dst_offset > dst->size || count > (dst->size - dst_offset) / 4)
+	    count > UINT64_MAX / 4 || !in_block(src, src_offset, count) ||
+	    !in_block(dst, dst_offset, 4 * count))
 		return -EINVAL;
 	if (dst == src && dst_offset < src_offset + count &&
 	    src_offset < dst_offset + 4 * count)

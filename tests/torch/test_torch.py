@@ -1075,22 +1075,18 @@ def adaptive_optimizers_train_like_cpu():
         assert not torch.trn.fallback_counts(), (name, torch.trn.fallback_counts())
 
 
-@test
-def transformer_layer_matches_cpu():
-    """nn.TransformerEncoderLayer forward and backward: attention's head
-    splits, layer norms, (safe) softmax and GELU on the device, matching
-    the CPU, with no fallback."""
-    torch.manual_seed(7)
-    ref = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
-                                           activation="gelu", batch_first=True)
-    dev = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0,
-                                           activation="gelu", batch_first=True)
+def layer_pair(**kw):
+    """A TransformerEncoderLayer (16, 2 heads, 32) on the CPU and its copy
+    on trn."""
+    ref = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, **kw)
+    dev = torch.nn.TransformerEncoderLayer(16, 2, 32, batch_first=True, **kw)
     dev.load_state_dict(ref.state_dict())
-    dev.to("trn")
-    x = torch.randn(3, 5, 16)
-    xc, xt = x.clone().requires_grad_(), x.to("trn").requires_grad_()
-    torch.trn.reset_counts()
-    yc, yt = ref(xc), dev(xt)
+    return ref, dev.to("trn")
+
+
+def layers_match(ref, dev, xc, xt, yc, yt):
+    """Backward of sum(y^2) through both layers: outputs, input gradients
+    and every parameter's gradient match, and trn took no fallback."""
     (yc * yc).sum().backward()
     (yt * yt).sum().backward()
     assert_close(yt.detach().cpu(), yc.detach(), rtol=1e-4, atol=1e-5)
@@ -1098,6 +1094,19 @@ def transformer_layer_matches_cpu():
     for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
         assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-4, msg=n)
     assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
+
+
+@test
+def transformer_layer_matches_cpu():
+    """nn.TransformerEncoderLayer forward and backward: attention's head
+    splits, layer norms, (safe) softmax and GELU on the device, matching
+    the CPU, with no fallback."""
+    torch.manual_seed(7)
+    ref, dev = layer_pair(dropout=0.0, activation="gelu")
+    x = torch.randn(3, 5, 16)
+    xc, xt = x.clone().requires_grad_(), x.to("trn").requires_grad_()
+    torch.trn.reset_counts()
+    layers_match(ref, dev, xc, xt, ref(xc), dev(xt))
     ops = trn_ops()
     for n in ("layer_norm", "layer_norm_backward", "bmm", "safe_softmax",
               "softmax_backward", "gelu", "gelu_backward"):
@@ -1112,12 +1121,7 @@ def transformer_layer_trains_with_dropout():
     order and layout (the attention output dropout1 sees is transposed:
     the CPU draws in memory order, and so must trn)."""
     torch.manual_seed(8)
-    ref = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1,
-                                           batch_first=True)
-    dev = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.1,
-                                           batch_first=True)
-    dev.load_state_dict(ref.state_dict())
-    dev.to("trn")
+    ref, dev = layer_pair(dropout=0.1)
     x = torch.randn(3, 5, 16)
     xc, xt = x.clone().requires_grad_(), x.to("trn").requires_grad_()
     torch.trn.reset_counts()
@@ -1125,15 +1129,9 @@ def transformer_layer_trains_with_dropout():
     yc = ref(xc)
     torch.manual_seed(9)
     yt = dev(xt)
-    (yc * yc).sum().backward()
-    (yt * yt).sum().backward()
+    layers_match(ref, dev, xc, xt, yc, yt)
     with torch.no_grad():                    # something was dropped
         assert (ref.eval()(x) - yc).abs().max() > 1e-3
-    assert_close(yt.detach().cpu(), yc.detach(), rtol=1e-4, atol=1e-5)
-    assert_close(xt.grad.cpu(), xc.grad, rtol=1e-4, atol=1e-4)
-    for (n, p), q in zip(dev.named_parameters(), ref.parameters()):
-        assert_close(p.grad.cpu(), q.grad, rtol=1e-4, atol=1e-4, msg=n)
-    assert not torch.trn.fallback_counts(), torch.trn.fallback_counts()
     ops = trn_ops()
     # Attention's weights, after attention, inside and after the block.
     assert ops.get("dropout", 0) == 4 and ops.get("dropout_backward", 0) == 4, ops
