@@ -2157,7 +2157,8 @@ static NllPick nll_pick(const at::Tensor &target,
 	p.mask = (e.reciprocal() - 1.5) * INFINITY;
 	p.zero_if_ignored = ignored.log();
 	if (weight && weight->defined())
-		p.weight = at::maximum(at::minimum(p.mask, widened(*weight))
+		p.weight = at::maximum(at::minimum(p.mask,
+						   widened(dense(*weight)))
 					       .amax(1),
 				       p.zero_if_ignored);
 	else

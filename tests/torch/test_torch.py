@@ -618,7 +618,8 @@ def nll_loss_and_cross_entropy_on_device():
     """cross_entropy = log_softmax + nll_loss, forward and backward on the
     device with no fallback: every reduction, class weights, ignore_index
     (the default -100 and one inside [0, C)), bf16, a 1-D input,
-    non-contiguous targets, -inf log-probabilities beside the target."""
+    non-contiguous targets and weights, -inf log-probabilities beside the
+    target."""
     F = torch.nn.functional
     torch.manual_seed(3)
     torch.trn.reset_counts()
@@ -656,6 +657,14 @@ def nll_loss_and_cross_entropy_on_device():
         t = torch.randint(0, 5, (16,))
         assert_close(F.nll_loss(x.to("trn"), t.to("trn")[::2]).cpu(),
                      F.nll_loss(x, t[::2]))
+        # Class weights as strided views, f32 and bf16 (made dense).
+        for dt in (torch.float32, torch.bfloat16):
+            xw = x.to(dt)
+            w = (torch.rand(10) + 0.5).to(dt)
+            assert_close(F.nll_loss(xw.to("trn"), t[:8].to("trn"),
+                                    weight=w.to("trn")[::2]).cpu().float(),
+                         F.nll_loss(xw, t[:8], weight=w[::2]).float(),
+                         rtol=2e-2, atol=2e-2)
         # -inf beside the target (masked logits) does not poison the row.
         x[:, 0] = float("-inf")
         t = torch.randint(1, 5, (8,))
