@@ -413,6 +413,7 @@ void trn_sim_tlb_close(struct trn_sim_tlb *tlb)
 	trn_sim_ctx_access_end(tlb->ctx);
 	memset(tlb, 0, sizeof(*tlb));
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_tlb_close);
 
 /**
  * trn_sim_tlb_rw() - trn_sim_mmu_rw() through a ring's kept translations
@@ -466,6 +467,7 @@ int trn_sim_tlb_rw(struct trn_sim_dev *sdev, struct trn_sim_tlb *tlb, u32 n,
 	}
 	return ret;
 }
+EXPORT_SYMBOL_IF_KUNIT(trn_sim_tlb_rw);
 
 /**
  * trn_sim_mmu_copy() - a DMA engine copy in context @n

@@ -175,12 +175,73 @@ static void cleared_memory_reads_zero(struct kunit *test)
 	kunmap_local(p);
 }
 
+/*
+ * What an engine keeps for a ring (struct trn_sim_tlb): a read keeps no
+ * right to write, a fault is not kept, and a closed window forgets
+ * everything, so an unmap is seen at once; another context moves the
+ * window.
+ */
+static void kept_translations(struct kunit *test)
+{
+	struct mmu_env *env = mmu_env_new(test);
+	struct trn_sim_tlb tlb = { };
+	u32 v = 0x12345678, got = 0;
+	u64 fault_va = 0;
+
+	map_hbm(test, env, VA0, PAGE_SIZE, 0, TRN_MMU_READ);
+	map_hbm(test, env, VA0 + PAGE_SIZE, PAGE_SIZE, PAGE_SIZE,
+		TRN_MMU_READ | TRN_MMU_WRITE);
+
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX, VA0, &got,
+					     4, false, &fault_va), 0);
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX, VA0 + 8,
+					     &v, 4, true, &fault_va), -EFAULT);
+	KUNIT_EXPECT_EQ(test, fault_va, VA0 + 8);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&env->sdev.mmu_faults), 1);
+
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX,
+					     VA0 + PAGE_SIZE + 4, &v, 4, true,
+					     &fault_va), 0);
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX,
+					     VA0 + PAGE_SIZE + 4, &got, 4,
+					     false, &fault_va), 0);
+	KUNIT_EXPECT_EQ(test, got, v);
+
+	/* Not mapped yet: a fault, not kept once the page is mapped. */
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX,
+					     VA0 + 2 * PAGE_SIZE, &got, 4,
+					     false, &fault_va), -EFAULT);
+	map_hbm(test, env, VA0 + 2 * PAGE_SIZE, PAGE_SIZE, 2 * PAGE_SIZE,
+		TRN_MMU_READ);
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX,
+					     VA0 + 2 * PAGE_SIZE, &got, 4,
+					     false, &fault_va), 0);
+
+	/* Closed, the window lets an unmap through and keeps nothing. */
+	trn_sim_tlb_close(&tlb);
+	trn_sim_mmu_unmap(&env->tdev, CTX, VA0 + PAGE_SIZE, PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX,
+					     VA0 + PAGE_SIZE + 4, &got, 4,
+					     false, &fault_va), -EFAULT);
+	KUNIT_EXPECT_EQ(test, fault_va, VA0 + PAGE_SIZE + 4);
+
+	/* Another context (none here) moves the window: it faults. */
+	KUNIT_EXPECT_EQ(test, trn_sim_tlb_rw(&env->sdev, &tlb, CTX + 1, VA0,
+					     &got, 4, false, &fault_va),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, tlb.n, CTX + 1);
+	trn_sim_tlb_close(&tlb);
+	KUNIT_EXPECT_NULL(test, tlb.ctx);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&env->sdev.mmu_faults), 4);
+}
+
 static struct kunit_case trn_sim_mmu_cases[] = {
 	KUNIT_CASE(translate_follows_ptes),
 	KUNIT_CASE(unmapped_and_readonly_fault),
 	KUNIT_CASE(unmap_removes_ptes),
 	KUNIT_CASE(dma_copy_crosses_pages),
 	KUNIT_CASE(cleared_memory_reads_zero),
+	KUNIT_CASE(kept_translations),
 	{}
 };
 
