@@ -126,11 +126,11 @@ static const char *failed_op(eager_stream_t *s, const struct eager_cmdbuf *c)
 	return c->marks[i - 1].name;
 }
 
-/* Keep the first failure (and its op) until the next sync reports it. */
 /*
- * Keep the failure of the earliest job: @seq is the failing job's seqno
- * (for commands lost before they became a job, the seqno they would have
- * had), whichever order the failures are found in.
+ * Keep the failure of the earliest job, and its op, until the next sync
+ * reports it: @seq is the failing job's seqno (for commands lost before
+ * they became a job, the seqno they would have had), whichever order the
+ * failures are found in.
  */
 static void set_error(eager_stream_t *s, int err, const char *op,
 		      uint64_t seq)
