@@ -140,6 +140,11 @@ struct trn_udma_queue {
  * @stack_size: bytes between HBM stacks in BAR4 (QEMU mode: BAR4 / 4)
  * @stack_usable: bytes of each stack trn may allocate (after the carve-out)
  * @hbm_usable: bytes of device memory trn may allocate (all stacks)
+ * @hbm_scrubbed: one bit per TRN_PCI_SCRUB_GRANULE bytes of the allocator's
+ *                range, set once the granule was cleared since the bind;
+ *                a clear bit: no buffer has held it since, and it holds
+ *                whatever the part held then (trn_pci_hbm_populate())
+ * @scrub_lock: protects @hbm_scrubbed, held across a granule's first clear
  * @tdev: the trn device registered for the part, or NULL
  * @contexts: &struct trn_pci_ctx by context number
  * @rings: the command processor's rings, by ring number
@@ -163,6 +168,8 @@ struct trn_pci_dev {
 	u64 stack_size;
 	u64 stack_usable;
 	u64 hbm_usable;
+	unsigned long *hbm_scrubbed;
+	struct mutex scrub_lock;	/* see above */
 	struct trn_device *tdev;
 	struct xarray contexts;
 	struct trn_pci_ring **rings;
@@ -172,6 +179,9 @@ struct trn_pci_dev {
 	wait_queue_head_t sem_wq;
 	bool gone;
 };
+
+/* Device memory is cleared on first use in granules of this size. */
+#define TRN_PCI_SCRUB_GRANULE	SZ_2M
 
 /* The part seen by the core: 8 NeuronCores, 4 rings each. */
 #define TRN_PCI_CORES		8
@@ -270,6 +280,7 @@ int trn_pci_mmu_map(struct trn_device *tdev, u32 ctx,
 void trn_pci_mmu_unmap(struct trn_device *tdev, u32 ctx, u64 va, u64 size);
 int trn_pci_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn);
 void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size);
+int trn_pci_hbm_populate(struct trn_device *tdev, u64 offset, u64 size);
 void trn_pci_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
 		      size_t size);
 struct trn_pci_ctx *trn_pci_ctx_get(struct trn_pci_dev *tpd, u32 ctx);

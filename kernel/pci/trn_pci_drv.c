@@ -17,6 +17,7 @@
  * a real part is reset through its firmware, which is not implemented.
  */
 
+#include <linux/bitmap.h>
 #include <linux/delay.h>
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
@@ -90,6 +91,7 @@ static const struct trn_hw_ops trn_pci_hw_ops = {
 	.mmu_map = trn_pci_mmu_map,
 	.mmu_unmap = trn_pci_mmu_unmap,
 	.hbm_pfn = trn_pci_hbm_pfn,
+	.hbm_populate = trn_pci_hbm_populate,
 	.hbm_clear = trn_pci_hbm_clear,
 	.hbm_read = trn_pci_hbm_read,
 	.ring_init = trn_pci_ring_init,
@@ -235,6 +237,14 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 				     &hbm_len, TRN_PCI_STACKS);
 	tpd->stack_usable = tpd->stack_size - TRN_PCI_FW_CARVEOUT;
 	tpd->hbm_usable = TRN_PCI_STACKS * tpd->stack_usable;
+	/* Nothing of it cleared yet: trn_pci_hbm_populate(). */
+	tpd->hbm_scrubbed =
+		devm_bitmap_zalloc(dev, DIV_ROUND_UP_ULL(tpd->hbm_usable,
+							 TRN_PCI_SCRUB_GRANULE),
+				   GFP_KERNEL);
+	if (!tpd->hbm_scrubbed)
+		return -ENOMEM;
+	mutex_init(&tpd->scrub_lock);
 	/* Device memory for the CPU: write-combined, as AWS's driver maps it. */
 	tpd->hbm_phys = pci_resource_start(pdev, TRN_PCI_BAR_HBM);
 	tpd->hbm = devm_ioremap_wc(dev, tpd->hbm_phys, hbm_len);

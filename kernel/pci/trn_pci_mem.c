@@ -12,11 +12,16 @@
  *
  * Device memory: the core allocates from one linear range of
  * &trn_pci_dev.hbm_usable bytes; offset o of it is byte o % stack_usable of
- * stack o / stack_usable, after that stack's firmware carve-out.
+ * stack o / stack_usable, after that stack's firmware carve-out. It is
+ * cleared through BAR4 when a buffer frees it (the core's rule) and, since
+ * the part keeps what it held before the bind, the first time a buffer
+ * reaches it (trn_pci_hbm_populate()).
  */
 
+#include <linux/bitmap.h>
 #include <linux/highmem.h>
 #include <linux/io.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/pci.h>
@@ -416,6 +421,46 @@ void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 	}
 	/* Out of the write-combining buffers before the memory is reused. */
 	wmb();
+}
+
+/**
+ * trn_pci_hbm_populate() - trn_hw_ops.hbm_populate: clear device memory
+ * that no buffer has held since the bind
+ * @tdev: the device
+ * @offset: offset in the allocator's range
+ * @size: bytes
+ *
+ * The core clears device memory when a buffer frees it, which covers what
+ * was handed out before; memory never handed out since the bind holds what
+ * the part held then: another driver's tenants' data, the firmware's, the
+ * probe's self-test page. Each granule of TRN_PCI_SCRUB_GRANULE bytes is
+ * cleared whole the first time a buffer reaches it. A granule not cleared
+ * yet has held no buffer since the bind, so clearing all of it destroys
+ * nothing; &trn_pci_dev.scrub_lock keeps a second new buffer in the same
+ * granule from clearing it again under the first one's data. (Clearing all
+ * of a real part's 96 or 144 GiB at probe would stall it, through BAR4.)
+ *
+ * Return: 0.
+ */
+int trn_pci_hbm_populate(struct trn_device *tdev, u64 offset, u64 size)
+{
+	struct trn_pci_dev *tpd = trn_pci_of(tdev);
+	u64 g = div64_u64(offset, TRN_PCI_SCRUB_GRANULE);
+	u64 last = div64_u64(offset + size - 1, TRN_PCI_SCRUB_GRANULE);
+	u64 start;
+
+	mutex_lock(&tpd->scrub_lock);
+	for (; g <= last; g++) {
+		if (test_bit(g, tpd->hbm_scrubbed))
+			continue;
+		start = g * TRN_PCI_SCRUB_GRANULE;
+		trn_pci_hbm_clear(tdev, start,
+				  min_t(u64, TRN_PCI_SCRUB_GRANULE,
+					tpd->hbm_usable - start));
+		__set_bit(g, tpd->hbm_scrubbed);
+	}
+	mutex_unlock(&tpd->scrub_lock);
+	return 0;
 }
 
 /**

@@ -4,7 +4,8 @@
  *
  * trn-fuzz: the trn ioctl fuzzer as a standalone tool, for soaks and for
  * replaying what test_fuzz found. Run it as root in a guest with trn and
- * trn_sim loaded (tools/trn-vm -- build/tests/fuzz/trn-fuzz ...).
+ * trn_sim loaded (tools/trn-vm -- build/tests/fuzz/trn-fuzz ...), or with
+ * --part on the pci lane, where trn_pci claim=1 bound the modelled parts.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,8 +20,9 @@ static void usage(FILE *out, const char *prog)
 	fprintf(out,
 		"Usage: %s [OPTIONS]\n"
 		"\n"
-		"Fuzz the ioctls of the trn driver on simulated device 0 and\n"
-		"check that every call returns success or an expected errno.\n"
+		"Fuzz the ioctls of the trn driver on simulated device 0 (or a\n"
+		"part bound to trn_pci) and check that every call returns success\n"
+		"or an expected errno.\n"
 		"\n"
 		"  -s, --seed S          PRNG seed (default: $TRN_FUZZ_SEED or time-based)\n"
 		"  -n, --iterations N    iterations over all threads (default:\n"
@@ -31,6 +33,8 @@ static void usage(FILE *out, const char *prog)
 		"  -a, --actions LIST    comma-separated: trn, driver, core, files, all\n"
 		"  -r, --stream K        with --threads 1: replay stream K of a multi-thread run\n"
 		"  -d, --device ID       the simulated device to fuzz (default 0)\n"
+		"  -p, --part N          fuzz the Nth (from 0) trn device on PCI, a part\n"
+		"                        bound to trn_pci, instead (not with --device-churn)\n"
 		"  -T, --trace I         print every call from iteration I of each stream on\n"
 		"  -m, --slow-ms MS      report every iteration that takes MS ms or more\n"
 		"  -K, --known-bugs      also make calls that hit known kernel bugs (they may\n"
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 		{ "actions", required_argument, NULL, 'a' },
 		{ "stream", required_argument, NULL, 'r' },
 		{ "device", required_argument, NULL, 'd' },
+		{ "part", required_argument, NULL, 'p' },
 		{ "trace", required_argument, NULL, 'T' },
 		{ "slow-ms", required_argument, NULL, 'm' },
 		{ "known-bugs", no_argument, NULL, 'K' },
@@ -79,7 +84,7 @@ int main(int argc, char **argv)
 	trn_fuzz_default_opts(&opts);
 	iterations_set = getenv("TRN_FUZZ_ITERATIONS") != NULL;
 
-	while ((c = getopt_long(argc, argv, "s:n:t:S:ca:r:d:T:m:Kh", longopts,
+	while ((c = getopt_long(argc, argv, "s:n:t:S:ca:r:d:p:T:m:Kh", longopts,
 				NULL)) != -1) {
 		switch (c) {
 		case 's':
@@ -119,6 +124,11 @@ int main(int argc, char **argv)
 				goto bad;
 			opts.device_id = (unsigned int)v;
 			break;
+		case 'p':
+			if (parse_u64(optarg, &v) || v > 63)
+				goto bad;
+			opts.part = (int)v;
+			break;
 		case 'T':
 			if (parse_u64(optarg, &opts.trace_from))
 				goto bad;
@@ -142,6 +152,11 @@ int main(int argc, char **argv)
 		goto bad_usage;
 	if (opts.stream >= 0 && opts.threads != 1) {
 		fprintf(stderr, "%s: --stream needs --threads 1\n", argv[0]);
+		return 2;
+	}
+	if (opts.part >= 0 && opts.device_churn) {
+		fprintf(stderr, "%s: --device-churn needs simulated devices, not --part\n",
+			argv[0]);
 		return 2;
 	}
 	if (opts.soak_seconds && !iterations_set)

@@ -31,6 +31,11 @@
  *
  * With device churn one more thread creates and deletes simulated devices
  * 900..909, which the workers open and use while they come and go.
+ *
+ * The stable device is simulated device &trn_fuzz_opts.device_id, or with
+ * &trn_fuzz_opts.part a part bound to trn_pci: the same calls and checks,
+ * against what that device's info query answers (its capability bits, its
+ * memory), and no churn.
  */
 #include <inttypes.h>
 #include <poll.h>
@@ -368,19 +373,33 @@ static void trace_call(struct fuzz_thread *t, int ret)
 	pthread_mutex_unlock(&ctx->lock);
 }
 
+/* The option of trn-fuzz that names the stable device, or "". */
+static const char *stable_device_arg(const struct trn_fuzz_opts *o,
+				     char *buf, size_t size)
+{
+	if (o->part >= 0)
+		snprintf(buf, size, " --part %d", o->part);
+	else if (o->device_id)
+		snprintf(buf, size, " --device %u", o->device_id);
+	else
+		buf[0] = '\0';
+	return buf;
+}
+
 static void print_replay(struct fuzz_ctx *ctx, unsigned int stream,
 			 uint64_t iteration)
 {
 	const struct trn_fuzz_opts *o = ctx->opts;
-	char acts[64];
+	char acts[64], dev[32];
 
 	fprintf(o->out,
 		"# trn-fuzz: replay: build/tests/fuzz/trn-fuzz --seed %" PRIu64
 		" --actions %s --threads 1 --stream %u --iterations %" PRIu64
-		" --trace %" PRIu64 "%s\n",
+		" --trace %" PRIu64 "%s%s\n",
 		o->seed, trn_fuzz_actions_str(o->actions, acts, sizeof(acts)),
 		stream, iteration + 1, iteration > 20 ? iteration - 20 : 0,
-		o->device_churn ? " --device-churn" : "");
+		o->device_churn ? " --device-churn" : "",
+		stable_device_arg(o, dev, sizeof(dev)));
 }
 
 static void __attribute__((format(printf, 3, 4)))
@@ -785,8 +804,12 @@ static int open_file(struct fuzz_thread *t, struct fuzz_file *f,
 		}
 	}
 	accel_node(minor, node, sizeof(node));
-	snprintf(t->call, sizeof(t->call), "open(%s [id %u], 0%o)", node, id,
-		 mode);
+	if (ctx->opts->part >= 0)
+		snprintf(t->call, sizeof(t->call), "open(%s [part %d], 0%o)",
+			 node, ctx->opts->part, mode);
+	else
+		snprintf(t->call, sizeof(t->call), "open(%s [id %u], 0%o)",
+			 node, id, mode);
 	fd = open(node, mode | O_CLOEXEC);
 	ret = fd < 0 ? -errno : 0;
 	t->st.opens++;
@@ -4127,12 +4150,18 @@ static int setup_error(struct fuzz_ctx *ctx, int err, const char *what)
 	return -err;
 }
 
+/* Open the stable device's node: fd or -errno. */
+static int stable_open(const struct fuzz_ctx *ctx)
+{
+	return open_minor(ctx->stable_minor);
+}
+
 static int reference_answers(struct fuzz_ctx *ctx)
 {
 	struct drm_version v;
 	int fd, ret;
 
-	fd = sim_open(ctx->opts->device_id);
+	fd = stable_open(ctx);
 	if (fd < 0)
 		return setup_error(ctx, -fd, "opening the stable device");
 	ret = query_info(fd, &ctx->ref);
@@ -4169,13 +4198,25 @@ static int setup(struct fuzz_ctx *ctx)
 	unsigned int i;
 	int ret;
 
-	if (!sim_available())
-		return setup_error(ctx, ENODEV, "trn_sim is not loaded");
-	if (o->device_churn)
-		delete_churned(ctx);
-	ret = sim_minor(o->device_id, &ctx->stable_minor);
-	if (ret)
-		return setup_error(ctx, -ret, "finding the stable device");
+	if (o->part >= 0) {
+		if (o->device_churn)
+			return setup_error(ctx, EINVAL,
+					   "device churn needs simulated devices, not a part");
+		ret = part_minor((unsigned int)o->part, &ctx->stable_minor);
+		if (ret)
+			return setup_error(ctx, -ret,
+					   "finding the part on PCI (none bound to trn_pci?)");
+	} else {
+		if (!sim_available())
+			return setup_error(ctx, ENODEV,
+					   "trn_sim is not loaded");
+		if (o->device_churn)
+			delete_churned(ctx);
+		ret = sim_minor(o->device_id, &ctx->stable_minor);
+		if (ret)
+			return setup_error(ctx, -ret,
+					   "finding the stable device");
+	}
 	ret = reference_answers(ctx);
 	if (ret)
 		return ret;
@@ -4292,10 +4333,10 @@ static void final_checks(struct fuzz_ctx *ctx)
 					    id);
 	}
 
-	fd = sim_open(ctx->opts->device_id);
+	fd = stable_open(ctx);
 	if (fd < 0) {
-		final_error(ctx, -fd, "reopening device %u: %s",
-			    ctx->opts->device_id, strerror(-fd));
+		final_error(ctx, -fd, "reopening accel%u: %s",
+			    ctx->stable_minor, strerror(-fd));
 		return;
 	}
 	ret = query_info(fd, &info);
@@ -4356,9 +4397,11 @@ int trn_fuzz_run(const struct trn_fuzz_opts *opts,
 		" threads=%u\n",
 		opts->seed, opts->iterations, opts->threads);
 	fprintf(opts->out,
-		"# trn-fuzz: actions=%s device=%u device-churn=%s soak=%us%s\n",
+		"# trn-fuzz: actions=%s device=%s%d device-churn=%s soak=%us%s\n",
 		trn_fuzz_actions_str(opts->actions, acts, sizeof(acts)),
-		opts->device_id, opts->device_churn ? "yes" : "no",
+		opts->part >= 0 ? "part" : "",
+		opts->part >= 0 ? opts->part : (int)opts->device_id,
+		opts->device_churn ? "yes" : "no",
 		opts->soak_seconds,
 		opts->stream >= 0 ? " (replaying one stream)" : "");
 	fflush(opts->out);
@@ -4437,7 +4480,7 @@ out_signals:
 		sigaction(sigs[i], &old[i], NULL);
 	crash_ctx = NULL;
 out:
-	if (opts->device_churn && sim_available())
+	if (opts->device_churn && opts->part < 0 && sim_available())
 		delete_churned(&ctx);
 	teardown(&ctx);
 	free(ctx.threads);
@@ -4556,6 +4599,7 @@ void trn_fuzz_default_opts(struct trn_fuzz_opts *opts)
 	opts->actions = TRN_FUZZ_ALL_ACTIONS;
 	opts->stream = -1;
 	opts->device_id = 0;
+	opts->part = -1;
 	opts->trace_from = UINT64_MAX;
 	opts->out = stdout;
 }

@@ -58,6 +58,11 @@ struct trn_fuzz_opts {
 	int stream;
 	/* The simulated device that is fuzzed and checked at the end. */
 	unsigned int device_id;
+	/*
+	 * >= 0: fuzz the @part-th (from 0) trn device on PCI, a part bound to
+	 * trn_pci, instead of a simulated device (no churn then).
+	 */
+	int part;
 	/* Print every call from this iteration of each stream on. */
 	uint64_t trace_from;
 	/* Also make the calls that hit known kernel bugs (fuzzing.md). */

@@ -9,6 +9,10 @@
  * the device must still answer correctly at the end and nothing may stay
  * open or created.
  *
+ * With TRN_TEST_DEVICE=part (the pci lanes) the same tests run on the
+ * part that dut_minor() finds, trn_pci's device, but for device_churn:
+ * the devices that come and go are simulated ones.
+ *
  * TRN_FUZZ_ITERATIONS (default 2000) sets the iterations of each test,
  * TRN_FUZZ_SEED the seed (default: time-based, the same for every test of
  * one run), TRN_FUZZ_THREADS the threads (default 4). A failure prints the
@@ -29,8 +33,9 @@ static void __attribute__((constructor)) pick_seed(void)
 /*
  * A module's reference count once it is back at @want, waiting up to
  * @ms: closing a file no longer waits for its jobs, which are cancelled;
- * the file's context, and the reference to trn_sim it holds, goes with the
- * last of them, moments later (uapi.md, DRM_IOCTL_TRN_QUEUE_DESTROY).
+ * the file's context, and the reference to its backend (trn_sim, trn_pci)
+ * it holds, goes with the last of them, moments later (uapi.md,
+ * DRM_IOCTL_TRN_QUEUE_DESTROY).
  */
 static long refcnt_settled(const char *name, long want, unsigned int ms,
 			   unsigned int *waited)
@@ -54,21 +59,32 @@ static bool churned_left(void)
 	return false;
 }
 
+/* The module whose device is fuzzed: its contexts hold references on it. */
+static const char *backend(void)
+{
+	return dut_is_part() ? "trn_pci" : "trn_sim";
+}
+
 FIXTURE(fuzz)
 {
 	long trn_refs;
-	long sim_refs;
+	long backend_refs;
 	int devices;
 	struct trn_fuzz_stats stats;
 };
 
 FIXTURE_SETUP(fuzz)
 {
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_TRUE(sim_exists(0));
+	if (dut_is_part()) {
+		if (!dut_available())
+			SKIP(return, "no part is bound to trn_pci");
+	} else {
+		if (!sim_available())
+			SKIP(return, "trn_sim is not loaded");
+		ASSERT_TRUE(sim_exists(0));
+	}
 	self->trn_refs = module_refcnt("trn");
-	self->sim_refs = module_refcnt("trn_sim");
+	self->backend_refs = module_refcnt(backend());
 	self->devices = count_trn_devices();
 }
 
@@ -79,10 +95,11 @@ FIXTURE_TEARDOWN(fuzz)
 	/* Every file the fuzzer opened is closed, every device it made gone. */
 	EXPECT_EQ(self->trn_refs, module_refcnt("trn"));
 	/* Contexts of closed files go when their cancelled jobs are freed. */
-	EXPECT_EQ(self->sim_refs,
-		  refcnt_settled("trn_sim", self->sim_refs, 5000, &waited));
+	EXPECT_EQ(self->backend_refs,
+		  refcnt_settled(backend(), self->backend_refs, 5000, &waited));
 	if (waited)
-		TH_LOG("trn_sim's references took %u ms to come back", waited);
+		TH_LOG("%s's references took %u ms to come back", backend(),
+		       waited);
 	EXPECT_FALSE(churned_left());
 	EXPECT_EQ(self->devices, count_trn_devices());
 }
@@ -97,14 +114,17 @@ static int fuzz(struct __test_metadata *_metadata,
 
 	opts.actions = actions;
 	opts.device_churn = churn;
+	if (dut_is_part())
+		opts.part = 0;
 	opts.out = stderr;
-	TH_LOG("seed %llu, %llu iterations, %u threads; replay: build/tests/fuzz/trn-fuzz --seed %llu --actions %s --iterations %llu --threads %u%s",
+	TH_LOG("seed %llu, %llu iterations, %u threads; replay: build/tests/fuzz/trn-fuzz --seed %llu --actions %s --iterations %llu --threads %u%s%s",
 	       (unsigned long long)opts.seed,
 	       (unsigned long long)opts.iterations, opts.threads,
 	       (unsigned long long)opts.seed,
 	       trn_fuzz_actions_str(actions, acts, sizeof(acts)),
 	       (unsigned long long)opts.iterations, opts.threads,
-	       churn ? " --device-churn" : "");
+	       churn ? " --device-churn" : "",
+	       opts.part >= 0 ? " --part 0" : "");
 	ret = trn_fuzz_run(&opts, stats);
 	if (stats->setup_error)
 		TH_LOG("setup: %s", stats->setup_msg);
@@ -147,6 +167,8 @@ TEST_F_TIMEOUT(fuzz, mixed, 900)
 
 TEST_F_TIMEOUT(fuzz, device_churn, 900)
 {
+	if (dut_is_part())
+		SKIP(return, "simulator only: the devices that come and go are trn_sim's");
 	ASSERT_EQ(0, fuzz(_metadata, &self->stats, TRN_FUZZ_ALL_ACTIONS,
 			  true));
 	EXPECT_LT(0, self->stats.churn_cycles);

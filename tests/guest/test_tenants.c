@@ -16,6 +16,13 @@
  * and queues created on a core alternate between them (the driver spreads
  * a core's queues round robin, and nobody else uses these devices), which
  * lets a test release a semaphore from a second ring of the same core.
+ *
+ * With TRN_TEST_DEVICE=part (the pci lanes) both fixtures use the part
+ * under test instead, which trn_pci bound with trn's default job timeout
+ * and four rings per core, dealt round robin as well: a test that needs
+ * two queues on one ring makes them so (queue_on_same_ring()), and reads
+ * the timeout from the device. What needs the simulator's knobs or
+ * devices of its own skips there and says so.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -32,8 +39,8 @@
 #include "kselftest_harness.h"
 #include "trn_test.h"
 
-#define BAN_DEV		52
-#define TENANT_DEV	53
+#define BAN_DEV		(dut_is_part() ? DUT_ID : 52u)
+#define TENANT_DEV	(dut_is_part() ? DUT_ID : 53u)
 #define TIMEOUT_MS	1000
 #define WAIT_MS		60000	/* for anything that must end */
 #define HANG_SEM	200	/* never signalled */
@@ -70,6 +77,54 @@ static int prime_import(int fd, int dmabuf, uint32_t *handle, uint64_t *va)
 	return ret;
 }
 
+/* A file of device @id: simulated device @id, or the part (DUT_ID). */
+static int dev_open(unsigned int id)
+{
+	return id == DUT_ID ? dut_open() : sim_open(id);
+}
+
+/*
+ * The name of the device trn registered device @id for (the simulated
+ * device, or the part's PCI address): what its dmem region is named after.
+ */
+static int dev_parent_name(unsigned int id, char *buf, size_t size)
+{
+	char path[128], link[256];
+	unsigned int minor;
+	const char *base;
+	ssize_t len;
+	int ret;
+
+	if (id != DUT_ID) {
+		snprintf(buf, size, "trn_sim%u", id);
+		return 0;
+	}
+	ret = dut_minor(&minor);
+	if (ret)
+		return ret;
+	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/device", minor);
+	len = readlink(path, link, sizeof(link) - 1);
+	if (len <= 0)
+		return -errno;
+	link[len] = '\0';
+	base = strrchr(link, '/');
+	base = base ? base + 1 : link;
+	if (strlen(base) >= size)
+		return -ENAMETOOLONG;
+	memcpy(buf, base, strlen(base) + 1);
+	return 0;
+}
+
+/*
+ * Skip the test on a part, with @why: what of the simulator it needs. For
+ * the tests that the fixtures run on both.
+ */
+#define SIMULATOR_ONLY(why)						\
+	do {								\
+		if (dut_is_part())					\
+			SKIP(return, "simulator only: " why);		\
+	} while (0)
+
 /* Create device @id with job_timeout_ms @timeout_ms (restored after). */
 static int new_device(unsigned int id, unsigned int queues,
 		      unsigned int timeout_ms)
@@ -104,7 +159,7 @@ static int tenant_open(struct tenant *t, unsigned int id)
 	int ret;
 
 	memset(t, 0, sizeof(*t));
-	t->fd = sim_open(id);
+	t->fd = dev_open(id);
 	if (t->fd < 0)
 		return t->fd;
 	ret = host_bo_new(t->fd, 512 * 1024, &t->cmd);
@@ -242,6 +297,29 @@ static int kill_tenant(pid_t pid)
 }
 
 /*
+ * A queue of @fd on @core on the ring of the queue made on @core just
+ * before it, by any file: the driver deals a core's queues to its
+ * queues_per_core rings round robin (execution.md), so the one after
+ * queues_per_core - 1 more is on that ring again. (One ring per core on
+ * BAN_DEV: no queue in between.) Nobody else makes queues on the device
+ * meanwhile.
+ */
+static int queue_on_same_ring(int fd, uint32_t core,
+			      struct drm_trn_queue_create *q)
+{
+	struct drm_trn_device_info info;
+	unsigned int i;
+	int ret = query_info(fd, &info);
+
+	for (i = 1; !ret && i < info.queues_per_core; i++) {
+		ret = queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, q);
+		if (!ret)
+			ret = queue_destroy(fd, q->queue_id);
+	}
+	return ret ? ret : queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, q);
+}
+
+/*
  * A job of @t on @queue that waits for device semaphore @sem, its fence in
  * a new syncobj *@sobj, exported as *@fd for other processes to wait for.
  */
@@ -283,10 +361,15 @@ FIXTURE(ban)
 FIXTURE_SETUP(ban)
 {
 	self->a.fd = self->b.fd = -1;
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_EQ(0, debugfs_ready());
-	ASSERT_EQ(0, new_device(BAN_DEV, 1, TIMEOUT_MS));
+	if (dut_is_part()) {
+		if (!dut_available())
+			SKIP(return, "no part is bound to trn_pci");
+	} else {
+		if (!sim_available())
+			SKIP(return, "trn_sim is not loaded");
+		ASSERT_EQ(0, debugfs_ready());
+		ASSERT_EQ(0, new_device(BAN_DEV, 1, TIMEOUT_MS));
+	}
 	ASSERT_EQ(0, tenant_open(&self->a, BAN_DEV));
 	ASSERT_EQ(0, tenant_open(&self->b, BAN_DEV));
 	ASSERT_EQ(0, exec_counters(BAN_DEV, &self->c0));
@@ -297,7 +380,7 @@ FIXTURE_TEARDOWN(ban)
 {
 	tenant_close(&self->a);
 	tenant_close(&self->b);
-	if (sim_available() && sim_exists(BAN_DEV))
+	if (!dut_is_part() && sim_available() && sim_exists(BAN_DEV))
 		sim_del(BAN_DEV);
 }
 
@@ -317,6 +400,7 @@ TEST_F_TIMEOUT(ban, innocent_behind_256_hangs, 600)
 	struct drm_trn_queue_create qa, qb, fresh;
 	struct drm_trn_sync out = { 0 };
 	struct drm_trn_queue_status st;
+	struct drm_trn_device_info info;
 	struct exec_counters c;
 	uint64_t sb = 0, bans = 0, s = 0;
 	int64_t t0, latency;
@@ -324,8 +408,9 @@ TEST_F_TIMEOUT(ban, innocent_behind_256_hangs, 600)
 	unsigned int i;
 	size_t from;
 
+	ASSERT_EQ(0, query_info(self->a.fd, &info));
 	ASSERT_EQ(0, queue_create(self->a.fd, 0, DRM_TRN_PRIORITY_NORMAL, &qa));
-	ASSERT_EQ(0, queue_create(self->b.fd, 0, DRM_TRN_PRIORITY_NORMAL, &qb));
+	ASSERT_EQ(0, queue_on_same_ring(self->b.fd, 0, &qb));
 	sp = status_page_map(self->a.fd, qa.status_handle);
 	ASSERT_NE(NULL, sp);
 	from = self->a.cs.len;
@@ -346,11 +431,16 @@ TEST_F_TIMEOUT(ban, innocent_behind_256_hangs, 600)
 					      0x600d)));
 	ASSERT_EQ(0, syncobj_wait_point(self->b.fd, qb.syncobj, sb, WAIT_MS));
 	latency = ms_since(t0);
-	printf("# innocent job behind %u hanging jobs: %lld ms (job timeout %d ms)\n",
-	       GUILTY_JOBS, (long long)latency, TIMEOUT_MS);
+	printf("# innocent job behind %u hanging jobs: %lld ms (job timeout %u ms)\n",
+	       GUILTY_JOBS, (long long)latency, info.job_timeout_ms);
 	EXPECT_EQ(0x600d, t32(&self->b)[0]);
 	EXPECT_EQ(1, timeline_fence_status(self->b.fd, qb.syncobj, sb));
-	EXPECT_GT(TIMEOUT_MS + 5000, latency);
+	EXPECT_GT(info.job_timeout_ms + 5000, latency);
+	/*
+	 * It was behind the hang on the one ring: it ran only once the
+	 * timeout had ended the hung job, whose fence has its error by then.
+	 */
+	EXPECT_EQ(-ETIMEDOUT, syncobj_fence_status(self->a.fd, out.handle));
 
 	/*
 	 * The guilty side: one timeout, 255 cancellations, nothing written.
@@ -439,7 +529,7 @@ TEST_F_TIMEOUT(ban, sigkill_frees_the_ring, 600)
 	pid = spawn_tenant(guilty_tenant, NULL);
 	ASSERT_LT(0, pid);
 
-	ASSERT_EQ(0, queue_create(self->b.fd, 0, DRM_TRN_PRIORITY_NORMAL, &qb));
+	ASSERT_EQ(0, queue_on_same_ring(self->b.fd, 0, &qb));
 	ASSERT_EQ(0, SUBMIT_CMDS(&self->b, qb.queue_id, &sb,
 				 cmds_write32(&self->b.cs, self->b.data.va,
 					      0x600d)));
@@ -561,10 +651,15 @@ FIXTURE_SETUP(tenant)
 	struct drm_trn_device_info info;
 
 	self->a.fd = -1;
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	ASSERT_EQ(0, debugfs_ready());
-	ASSERT_EQ(0, new_device(TENANT_DEV, 2, TIMEOUT_MS));
+	if (dut_is_part()) {
+		if (!dut_available())
+			SKIP(return, "no part is bound to trn_pci");
+	} else {
+		if (!sim_available())
+			SKIP(return, "trn_sim is not loaded");
+		ASSERT_EQ(0, debugfs_ready());
+		ASSERT_EQ(0, new_device(TENANT_DEV, 2, TIMEOUT_MS));
+	}
 	ASSERT_EQ(0, tenant_open(&self->a, TENANT_DEV));
 	ASSERT_EQ(0, query_info(self->a.fd, &info));
 	self->depth = info.queue_depth;
@@ -574,7 +669,7 @@ FIXTURE_TEARDOWN(tenant)
 {
 	param_restore(&self->cap);
 	tenant_close(&self->a);
-	if (sim_available() && sim_exists(TENANT_DEV))
+	if (!dut_is_part() && sim_available() && sim_exists(TENANT_DEV))
 		sim_del(TENANT_DEV);
 }
 
@@ -851,6 +946,7 @@ TEST_F(tenant, close_waits_for_no_job)
 	uint64_t va;
 	int dmabuf, i;
 
+	SIMULATOR_ONLY("a job stuck in the device needs trn_sim's hang_next");
 	sim_debugfs_path(TENANT_DEV, "hang_next", path, sizeof(path));
 	if (access(path, W_OK))
 		SKIP(return, "no %s", path);
@@ -1037,8 +1133,8 @@ TEST_F(tenant, userptr_honours_memlock)
 		char *mem;
 		int fd1, fd2;
 
-		fd1 = sim_open(TENANT_DEV);
-		fd2 = sim_open(TENANT_DEV);
+		fd1 = dev_open(TENANT_DEV);
+		fd2 = dev_open(TENANT_DEV);
 		mem = mmap(NULL, 4 * mib, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (fd1 < 0 || fd2 < 0 || mem == MAP_FAILED)
@@ -1153,7 +1249,7 @@ TEST_F_TIMEOUT(tenant, memcg_stops_laundering, 300)
 			_exit(10);
 		for (i = 0; i < 64 && !ret; i++) {
 			if (i % 4 == 0)
-				fd = sim_open(TENANT_DEV);	/* files kept open */
+				fd = dev_open(TENANT_DEV);	/* files kept open */
 			if (fd < 0)
 				_exit(11);
 			if (!queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &q))
@@ -1198,14 +1294,15 @@ TEST_F_TIMEOUT(tenant, memcg_stops_laundering, 300)
  */
 TEST_F(tenant, dmem_limits_device_memory)
 {
-	char dir[192], path[256], line[128];
+	char dir[192], path[256], line[192], name[64];
 	int status;
 	pid_t pid;
 
 	if (cgroup_make("dmem", dir, sizeof(dir)))
 		SKIP(return, "the kernel has no dmem cgroup controller (CONFIG_CGROUP_DMEM)");
 	snprintf(path, sizeof(path), "%s/dmem.max", dir);
-	snprintf(line, sizeof(line), "trn/trn_sim%u/hbm 8388608", TENANT_DEV);
+	ASSERT_EQ(0, dev_parent_name(TENANT_DEV, name, sizeof(name)));
+	snprintf(line, sizeof(line), "trn/%s/hbm 8388608", name);
 	ASSERT_EQ(0, sysfs_write(path, line));
 	fflush(NULL);
 	pid = fork();
@@ -1217,7 +1314,7 @@ TEST_F(tenant, dmem_limits_device_memory)
 
 		if (cgroup_enter(dir))
 			_exit(10);
-		fd = sim_open(TENANT_DEV);
+		fd = dev_open(TENANT_DEV);
 		if (fd < 0)
 			_exit(11);
 		if (bo_create(fd, 6 << 20, DRM_TRN_PLACEMENT_HBM, 0, 0, &h1, &va))
@@ -1327,6 +1424,8 @@ TEST(sysfs_attributes_exist_at_the_add_uevent)
 	bool seen = false;
 	int sk, i;
 
+	if (dut_is_part())
+		SKIP(return, "simulator only: the device it watches being added is a simulated one");
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	if (sim_exists(54))
@@ -1372,6 +1471,7 @@ TEST_F_TIMEOUT(tenant, del_device_and_sigkill_with_waiting_jobs, 600)
 	uint64_t s = 0;
 	int round;
 
+	SIMULATOR_ONLY("the device deleted under the waiting jobs is a simulated one");
 	ASSERT_EQ(0, two_rings(&self->a, &q7, &rel));
 	for (round = 0; round < 8; round++) {
 		pid_t pid;

@@ -38,6 +38,8 @@
 #define WAIT_NS		(30LL * 1000 * 1000 * 1000)
 #define MIB		(1024 * 1024ULL)
 /* The model's HBM: 4 stacks of 64 MiB, 16 MiB of each the firmware's. */
+#define STACKS		4
+#define CARVEOUT	(16 * MIB)
 #define STACK_USABLE	(48 * MIB)
 
 /*
@@ -1133,6 +1135,70 @@ TEST_F(part, failed_device_reset_wedges)
 	step = copy_works(minor, 6);
 	EXPECT_EQ(0, step) TH_LOG("step %d of the copy on the rebound part failed",
 				  step);
+}
+
+/*
+ * Device memory reads as zero when it is first handed out, whatever the
+ * part held before trn_pci bound it: another driver's tenants' data (here
+ * a pattern written through the unbound part's BAR4 into every byte trn
+ * may allocate) and the probe's own UDMA self-test page. One buffer of
+ * all the device memory, read through its mapping.
+ */
+TEST(hbm_left_by_another_driver_reads_zero)
+{
+	char bdf[64], path[128], enable[128];
+	struct trn_device_info info;
+	size_t stack_len, i, nonzero = 0, first = SIZE_MAX;
+	trn_device_t *dev;
+	trn_bo_t *all;
+	struct stat st;
+	uint8_t *bar;
+	void *p;
+	int minor = find_trn2(), fd;
+
+	ASSERT_LE(0, minor) TH_LOG("no Trn2 part is bound to trn_pci");
+	ASSERT_EQ(0, part_bdf(minor, bdf, sizeof(bdf)));
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/unbind", bdf));
+	/* Unbound: memory decoding on through sysfs, as a tool would. */
+	snprintf(enable, sizeof(enable), "/sys/bus/pci/devices/%s/enable", bdf);
+	ASSERT_EQ(0, write_str(enable, "1"));
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource4", bdf);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
+	ASSERT_EQ(0, fstat(fd, &st));
+	stack_len = (size_t)st.st_size / STACKS;
+	ASSERT_LT(CARVEOUT, stack_len);
+	bar = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, bar);
+	for (i = 0; i < STACKS; i++)
+		memset(bar + i * stack_len + CARVEOUT, 0x5a,
+		       stack_len - CARVEOUT);
+	munmap(bar, (size_t)st.st_size);
+	close(fd);
+	ASSERT_EQ(0, write_str(enable, "0"));
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/bind", bdf));
+
+	minor = find_trn2();
+	ASSERT_LE(0, minor);
+	ASSERT_EQ(0, trn_device_open((unsigned int)minor, &dev));
+	ASSERT_EQ(0, trn_device_info(dev, &info));
+	ASSERT_EQ(STACKS * (stack_len - CARVEOUT), info.hbm_size);
+	ASSERT_EQ(0, trn_bo_create(dev, info.hbm_size, TRN_PLACEMENT_HBM, 0, 0,
+				   &all));
+	ASSERT_EQ(0, trn_bo_map(all, &p));
+	for (i = 0; i < info.hbm_size; i++) {
+		if (!((const uint8_t *)p)[i])
+			continue;
+		if (first == SIZE_MAX)
+			first = i;
+		nonzero++;
+	}
+	EXPECT_EQ(0, nonzero) TH_LOG("%zu bytes of %llu are not zero, the first at %zu",
+				     nonzero, (unsigned long long)info.hbm_size,
+				     first);
+	trn_bo_free(all);
+	trn_device_close(dev);
 }
 
 /*
