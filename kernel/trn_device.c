@@ -127,8 +127,6 @@ struct trn_device *trn_device_register(struct device *parent,
 	xa_init_flags(&tdev->contexts, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	INIT_LIST_HEAD(&tdev->imports);
 	INIT_LIST_HEAD(&tdev->dma_bos);
-	init_llist_head(&tdev->free_jobs);
-	INIT_DELAYED_WORK(&tdev->free_work, trn_jobs_free_work);
 	trn_uqs_init(tdev);
 	trn_health_init(tdev);
 	trn_coredump_init(tdev);

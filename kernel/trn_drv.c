@@ -271,7 +271,11 @@ static int __init trn_init(void)
 
 static void __exit trn_exit(void)
 {
-	/* No device is left, so no job: this only waits for work to return. */
+	/*
+	 * No device is left, so no job: this only waits for work to return,
+	 * the job release's too.
+	 */
+	trn_jobs_flush();
 	destroy_workqueue(trn_wq);
 	kmem_cache_destroy(trn_job_cache);
 }

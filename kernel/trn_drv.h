@@ -116,9 +116,6 @@ enum trn_trouble {
  *            otherwise; read by the report's free callback), and
  *            @coredump.refused says devcoredump freed the report there
  *            (only that task touches it)
- * @free_jobs: jobs the scheduler is done with, for @free_work
- * @free_work: releases what those jobs held, outside the scheduler's
- *             work items, a jiffy's worth at a time (see trn_job_free())
  * @uq_lock: serialises starting, stopping and removing user-mode queues
  *           on the device (trn_uqueue.c)
  * @uqs: the device's user-mode queue number -> &struct trn_uq while the
@@ -185,9 +182,6 @@ struct trn_device {
 		u32 trouble;
 		enum trn_health reported;
 	} health;
-	struct llist_head free_jobs;
-	struct delayed_work free_work;
-
 	/* Serialises starting, stopping and removing user-mode queues. */
 	struct mutex uq_lock;
 	struct xarray uqs;
@@ -821,7 +815,7 @@ int trn_ioctl_submit(struct drm_device *drm, void *data,
 void trn_job_retire(struct trn_job *job, int error);
 void trn_job_fail_unrun(struct trn_job *job, int error);
 void trn_job_free(struct trn_job *job);
-void trn_jobs_free_work(struct work_struct *work);
+void trn_jobs_flush(void);
 void trn_job_show_fdinfo(struct drm_printer *p, struct trn_file *tfile);
 void trn_job_count_failure(struct trn_device *tdev, u32 status);
 

@@ -14,7 +14,8 @@
  *
  * A job holds everything it uses (its queue and so its context, its
  * buffers and their mappings) until it is freed, which happens outside the
- * scheduler's work items, in trn_jobs_free_work().
+ * scheduler's work items, in trn_jobs_free_work(). The list of jobs to
+ * free and that work are the module's, not a device's: see trn_job_free().
  */
 
 #include <linux/dma-fence-chain.h>
@@ -98,22 +99,27 @@ static void trn_job_release(struct trn_job *job)
 	kmem_cache_free(trn_job_cache, job);
 }
 
-/**
- * trn_jobs_free_work() - free the jobs the schedulers are done with
- * @work: &trn_device.free_work
- *
- * Releasing a job may free buffers, unmap them from the device and tear
- * down its context, all of which may sleep and allocate; none of it may
- * hold up the scheduler's own work items, which run the jobs that fences
- * (and so memory reclaim) wait for. Every job holds a reference to the
- * device through its context, so the device outlives every job on the
- * list, and this touches it only before releasing them.
+/*
+ * Jobs the schedulers are done with, of every device, and the work that
+ * releases them. They are the module's rather than a device's because a
+ * job may be released, by a run of the work already under way, as soon as
+ * it is on the list; its release can drop the last reference to its
+ * device, so trn_job_free() must not touch the device after llist_add()
+ * (a per-device work item, queued after that, was queued in freed memory).
  */
-void trn_jobs_free_work(struct work_struct *work)
+static LLIST_HEAD(trn_free_jobs);
+static void trn_jobs_free_work(struct work_struct *work);
+static DECLARE_DELAYED_WORK(trn_free_work, trn_jobs_free_work);
+
+/*
+ * Releasing a job may free buffers, unmap them from the device and tear
+ * down its context and device, all of which may sleep and allocate; none
+ * of it may hold up the scheduler's own work items, which run the jobs
+ * that fences (and so memory reclaim) wait for.
+ */
+static void trn_jobs_free_work(struct work_struct *work)
 {
-	struct trn_device *tdev = container_of(to_delayed_work(work),
-					       struct trn_device, free_work);
-	struct llist_node *jobs = llist_del_all(&tdev->free_jobs);
+	struct llist_node *jobs = llist_del_all(&trn_free_jobs);
 	struct trn_job *job, *tmp;
 
 	llist_for_each_entry_safe(job, tmp, jobs, free_node)
@@ -130,13 +136,24 @@ void trn_jobs_free_work(struct work_struct *work)
  */
 void trn_job_free(struct trn_job *job)
 {
-	struct trn_device *tdev = job->ring->tdev;
-
 	/* Cancelled before it was even handed to the ring. */
 	if (job->armed && !job->retired)
-		atomic64_inc(&tdev->stats.failed);
-	llist_add(&job->free_node, &tdev->free_jobs);
-	queue_delayed_work(trn_wq, &tdev->free_work, 1);
+		atomic64_inc(&job->ring->tdev->stats.failed);
+	/* From here on the job, and maybe its device, may be gone. */
+	llist_add(&job->free_node, &trn_free_jobs);
+	queue_delayed_work(trn_wq, &trn_free_work, 1);
+}
+
+/**
+ * trn_jobs_flush() - release every job the schedulers are done with, and
+ * wait for a release under way
+ *
+ * For module unload, when no device is left: a run of the work may be
+ * pending with nothing to release (its jobs were taken by the run before).
+ */
+void trn_jobs_flush(void)
+{
+	flush_delayed_work(&trn_free_work);
 }
 
 /*

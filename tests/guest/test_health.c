@@ -303,28 +303,6 @@ static int run_job(FIXTURE_DATA(health) *self, struct cmds *c)
 	return ret;
 }
 
-/*
- * Make the next queue on @core land on the ring of the queue made on @core
- * just before: the driver deals a core's queues to its queues_per_core
- * rings round robin, so queues_per_core - 1 are made (and destroyed) in
- * between. None on a simulated device of one ring per core.
- */
-static int back_to_the_same_ring(FIXTURE_DATA(health) *self, uint32_t core)
-{
-	struct drm_trn_queue_create q;
-	unsigned int i;
-	int ret = 0;
-
-	for (i = 1; !ret && i < self->info.queues_per_core; i++) {
-		ret = queue_create(self->fd, core, DRM_TRN_PRIORITY_NORMAL, &q);
-		if (!ret)
-			ret = queue_destroy(self->fd, q.queue_id);
-		if (!ret)
-			ret = syncobj_destroy(self->fd, q.syncobj);
-	}
-	return ret;
-}
-
 /* A job that waits for a semaphore nobody signals; its error (-ETIMEDOUT). */
 static int run_hang(FIXTURE_DATA(health) *self)
 {
@@ -630,7 +608,7 @@ TEST_F(health, hang_dumps_the_ring)
 	ASSERT_EQ(0, cmds_nop(&c));
 	ASSERT_EQ(0, cmds_sem(&c, true, HANG_SEM, 1));
 	memcpy(&first, c.map, sizeof(first));
-	ASSERT_EQ(0, back_to_the_same_ring(self, 1));
+	ASSERT_EQ(0, next_queue_on_same_ring(self->fd, 1));
 	EXPECT_EQ(-ETIMEDOUT, run_job(self, &c));
 
 	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));

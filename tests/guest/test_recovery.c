@@ -17,6 +17,12 @@
  * jobs with the right data. Killing or
  * closing a context with jobs in flight (hung ones included) must bring
  * the device's job and memory counters back to where they were.
+ *
+ * With TRN_TEST_DEVICE=part (the pci lanes) the tests run on the part
+ * under test instead, bound with trn's default job timeout and four rings
+ * per core: the innocent context puts its queue on the hung one's ring
+ * (next_queue_on_same_ring()), and what needs the simulator's knobs
+ * (hang_next, reset_fail_next, late_next) skips and says so.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -24,11 +30,24 @@
 #include "kselftest_harness.h"
 #include "trn_test.h"
 
-#define DEV		51
+#define DEV		(dut_is_part() ? DUT_ID : 51u)
 #define TIMEOUT_MS	500
 #define WAIT_MS		60000	/* for anything that must end */
 #define HANG_SEM	200	/* never signalled */
 #define INNOCENT_JOBS	64
+
+/* A file of the device under test; fd or -errno. */
+static int dev_open(void)
+{
+	return dut_is_part() ? dut_open() : sim_open(DEV);
+}
+
+/* Skip the test on a part, with @why: what of the simulator it needs. */
+#define SIMULATOR_ONLY(why)						\
+	do {								\
+		if (dut_is_part())					\
+			SKIP(return, "simulator only: " why);		\
+	} while (0)
 
 FIXTURE(rec)
 {
@@ -44,15 +63,20 @@ FIXTURE_SETUP(rec)
 	int ret;
 
 	self->fd = -1;
-	if (!sim_available())
-		SKIP(return, "trn_sim is not loaded");
-	if (sim_exists(DEV))
-		sim_del(DEV);
-	ASSERT_EQ(0, debugfs_ready());
-	ret = sim_new_timeout(DEV, 2, 64, 1, TIMEOUT_MS);
-	ASSERT_EQ(0, ret) TH_LOG("device %u: %s", DEV, strerror(-ret));
+	if (dut_is_part()) {
+		if (!dut_available())
+			SKIP(return, "no part is bound to trn_pci");
+	} else {
+		if (!sim_available())
+			SKIP(return, "trn_sim is not loaded");
+		if (sim_exists(DEV))
+			sim_del(DEV);
+		ASSERT_EQ(0, debugfs_ready());
+		ret = sim_new_timeout(DEV, 2, 64, 1, TIMEOUT_MS);
+		ASSERT_EQ(0, ret) TH_LOG("device %u: %s", DEV, strerror(-ret));
+	}
 	ASSERT_EQ(0, sim_counters(DEV, &self->mem0));
-	self->fd = sim_open(DEV);
+	self->fd = dev_open();
 	ASSERT_LE(0, self->fd);
 	ASSERT_EQ(0, host_bo_new(self->fd, 256 * 1024, &self->cmd));
 	ASSERT_EQ(0, host_bo_new(self->fd, 64 * 1024, &self->data));
@@ -65,7 +89,7 @@ FIXTURE_TEARDOWN(rec)
 {
 	if (self->fd >= 0)
 		close(self->fd);
-	if (sim_available() && sim_exists(DEV))
+	if (!dut_is_part() && sim_available() && sim_exists(DEV))
 		sim_del(DEV);
 }
 
@@ -97,12 +121,13 @@ static int submit_cs(FIXTURE_DATA(rec) *self, uint32_t queue, size_t from,
 
 /*
  * The innocent context: a child process with its own open of the device,
- * waiting for a byte on @go, then submitting INNOCENT_JOBS WRITEs to a
- * queue on @core, some single, some in batches; it checks every value and
- * that its queue has no failure, no guilt and no reset. Exit status 0 if
- * all is well.
+ * its queue on @core on the ring of the queue the parent made there last
+ * (it says so on @ready), waiting for a byte on @go, then submitting
+ * INNOCENT_JOBS WRITEs to it, some single, some in batches; it checks
+ * every value and that its queue has no failure, no guilt and no reset.
+ * Exit status 0 if all is well.
  */
-static int innocent(int go, unsigned int core)
+static int innocent(int go, int ready, unsigned int core)
 {
 	struct drm_trn_queue_create q;
 	struct drm_trn_queue_status st;
@@ -112,9 +137,11 @@ static int innocent(int go, unsigned int core)
 	uint32_t bos[2], *d;
 	unsigned int i, k;
 	char b;
-	int fd = sim_open(DEV);
+	int fd = dev_open();
 
-	if (fd < 0 || queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, &q) ||
+	if (fd < 0 || next_queue_on_same_ring(fd, core) ||
+	    queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, &q) ||
+	    write(ready, "r", 1) != 1 ||
 	    host_bo_new(fd, INNOCENT_JOBS * 24, &cmd) ||
 	    host_bo_new(fd, INNOCENT_JOBS * 4, &data))
 		return 30;
@@ -164,20 +191,35 @@ static int innocent(int go, unsigned int core)
 	return 0;
 }
 
+/* The innocent child, once its queue exists; -1 if it could not start. */
 static pid_t start_innocent(int *go, unsigned int core)
 {
-	int p[2];
+	int p[2], r[2];
 	pid_t pid;
+	char b;
 
 	if (pipe(p))
 		return -1;
+	if (pipe(r)) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
 		close(p[1]);
-		_exit(innocent(p[0], core));
+		close(r[0]);
+		_exit(innocent(p[0], r[1], core));
 	}
 	close(p[0]);
+	close(r[1]);
+	if (pid > 0 && read(r[0], &b, 1) != 1) {
+		close(p[1]);
+		waitpid(pid, NULL, 0);
+		pid = -1;
+	}
+	close(r[0]);
 	*go = p[1];
 	return pid;
 }
@@ -313,6 +355,7 @@ TEST_F(rec, hang_next)
 	int go, i;
 	pid_t pid;
 
+	SIMULATOR_ONLY("the hang is trn_sim's hang_next");
 	sim_debugfs_path(DEV, "hang_next", path, sizeof(path));
 	if (access(path, W_OK))
 		SKIP(return, "no %s", path);
@@ -395,6 +438,7 @@ TEST_F(rec, device_reset)
 	int fd_a, fd_b, ret;
 	volatile uint32_t *wb;
 
+	SIMULATOR_ONLY("a ring reset that fails is trn_sim's reset_fail_next (a part's: test_pci_exec's wedged_engine_device_reset)");
 	sim_debugfs_path(DEV, "reset_fail_next", fail, sizeof(fail));
 	if (access(fail, W_OK))
 		SKIP(return, "no %s", fail);
@@ -537,6 +581,7 @@ TEST_F(rec, finish_at_timeout)
 	size_t a;
 	int i;
 
+	SIMULATOR_ONLY("a job finishing at its timeout is trn_sim's late_next");
 	sim_debugfs_path(DEV, "late_next", path, sizeof(path));
 	if (access(path, W_OK))
 		SKIP(return, "no %s", path);
@@ -650,7 +695,7 @@ static int busy_child(int ready, bool do_close)
 	uint32_t bos[2], hbm;
 	struct cmds c;
 	unsigned int i, r;
-	int fd = sim_open(DEV);
+	int fd = dev_open();
 
 	if (fd < 0 || queue_create(fd, 0, DRM_TRN_PRIORITY_NORMAL, &q0) ||
 	    queue_create(fd, 1, DRM_TRN_PRIORITY_LOW, &q1) ||
@@ -753,7 +798,7 @@ static void teardown_in_flight(struct __test_metadata *_metadata,
 		struct drm_trn_queue_create q;
 		uint64_t s;
 		size_t from;
-		int fd2 = sim_open(DEV);
+		int fd2 = dev_open();
 
 		ASSERT_LE(0, fd2);
 		close(fd2);

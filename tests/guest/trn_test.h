@@ -828,6 +828,31 @@ static inline int syncobj_destroy(int fd, uint32_t handle)
 }
 
 /*
+ * Make the next queue created on @core of @fd's device land on the ring
+ * of the queue created there just before, by any file: the driver deals a
+ * core's queues to its queues_per_core rings round robin (execution.md),
+ * so queues_per_core - 1 queues are created (and destroyed) in between.
+ * Nothing on a device of one ring per core. Nobody else may create queues
+ * on the device meanwhile. 0 or -errno.
+ */
+static inline int next_queue_on_same_ring(int fd, uint32_t core)
+{
+	struct drm_trn_device_info info;
+	struct drm_trn_queue_create q;
+	unsigned int i;
+	int ret = query_info(fd, &info);
+
+	for (i = 1; !ret && i < info.queues_per_core; i++) {
+		ret = queue_create(fd, core, DRM_TRN_PRIORITY_NORMAL, &q);
+		if (!ret)
+			ret = queue_destroy(fd, q.queue_id);
+		if (!ret)
+			ret = syncobj_destroy(fd, q.syncobj);
+	}
+	return ret;
+}
+
+/*
  * Wait for @point of timeline syncobj @handle (0: a binary syncobj) for up
  * to @timeout_ms (0: only look). 0 when signalled, -ETIME when not.
  */
