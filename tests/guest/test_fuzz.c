@@ -75,14 +75,9 @@ FIXTURE(fuzz)
 
 FIXTURE_SETUP(fuzz)
 {
-	if (dut_is_part()) {
-		if (!dut_available())
-			SKIP(return, "no part is bound to trn_pci");
-	} else {
-		if (!sim_available())
-			SKIP(return, "trn_sim is not loaded");
+	SKIP_UNLESS_DUT();
+	if (!dut_is_part())
 		ASSERT_TRUE(sim_exists(0));
-	}
 	self->trn_refs = module_refcnt("trn");
 	self->backend_refs = module_refcnt(backend());
 	self->devices = count_trn_devices();
@@ -167,8 +162,7 @@ TEST_F_TIMEOUT(fuzz, mixed, 900)
 
 TEST_F_TIMEOUT(fuzz, device_churn, 900)
 {
-	if (dut_is_part())
-		SKIP(return, "simulator only: the devices that come and go are trn_sim's");
+	SIMULATOR_ONLY("the devices that come and go are trn_sim's");
 	ASSERT_EQ(0, fuzz(_metadata, &self->stats, TRN_FUZZ_ALL_ACTIONS,
 			  true));
 	EXPECT_LT(0, self->stats.churn_cycles);

@@ -112,16 +112,13 @@ FIXTURE_SETUP(health)
 	self->fd = -1;
 	self->sk = -1;
 	self->nbase = 0;
+	SKIP_UNLESS_DUT();
 	if (dut_is_part()) {
-		if (!dut_available())
-			SKIP(return, "no part is bound to trn_pci");
 		ASSERT_EQ(0, trn_param_get("health_window_s",
 					   &self->old_window));
 		ASSERT_EQ(0, dut_minor(&self->minor));
 		self->fd = dut_open();
 	} else {
-		if (!sim_available())
-			SKIP(return, "trn_sim is not loaded");
 		ASSERT_EQ(0, debugfs_ready());
 		if (sim_exists(ID))
 			sim_del(ID);
@@ -711,8 +708,7 @@ TEST_F(health, dump_goes_with_the_device)
 
 	if (access(DEVCD_CLASS, F_OK))
 		SKIP(return, "kernel without devcoredump (CONFIG_DEV_COREDUMP)");
-	if (dut_is_part())
-		SKIP(return, "simulator only: it deletes its device (a part's removal: tests/pci-lane/test_pci_exec)");
+	SIMULATOR_ONLY("it deletes its device (a part's removal: tests/pci-lane/test_pci_exec)");
 	EXPECT_EQ(-ETIMEDOUT, run_hang(self));
 	ASSERT_EQ(0, wait_dump(self, dir, sizeof(dir)));
 	host_bo_free(self->fd, &self->cmd);
@@ -732,8 +728,7 @@ TEST_F(health, device_reset_degrades_for_a_window)
 	struct cmds c;
 	char buf[128];
 
-	if (dut_is_part())
-		SKIP(return, "simulator only: a ring reset that fails needs trn_sim's reset_fail_next (a part's: test_pci_exec's wedged_engine_device_reset)");
+	SIMULATOR_ONLY("a ring reset that fails needs trn_sim's reset_fail_next (a part's: test_pci_exec's wedged_engine_device_reset)");
 	ASSERT_EQ(0, trn_param_set("health_window_s", 3));
 	ASSERT_EQ(0, knob("hang_next", "1"));
 	ASSERT_EQ(0, knob("reset_fail_next", "1"));

@@ -1233,8 +1233,7 @@ TEST_F(mem, unplug_with_buffers)
 	uint32_t h1, h2;
 	int fd;
 
-	if (dut_is_part())
-		SKIP(return, "simulator only: it removes a simulated device (a part's removal: tests/pci-lane/test_pci_exec)");
+	SIMULATOR_ONLY("it removes a simulated device (a part's removal: tests/pci-lane/test_pci_exec)");
 
 	ASSERT_EQ(0, sim_new(ID, 2, 16, 1));
 	fd = sim_open(ID);
@@ -1315,8 +1314,7 @@ TEST_F(mem, unplug_returns_dma_keeps_data)
 	int fd, before, i;
 	bool ok;
 
-	if (dut_is_part())
-		SKIP(return, "simulator only: it removes a simulated device (a part's removal: tests/pci-lane/test_pci_exec)");
+	SIMULATOR_ONLY("it removes a simulated device (a part's removal: tests/pci-lane/test_pci_exec)");
 
 	ASSERT_EQ(0, sim_new(ID, 2, 16, 1));
 	fd = sim_open(ID);

@@ -42,13 +42,6 @@ static int dev_open(void)
 	return dut_is_part() ? dut_open() : sim_open(DEV);
 }
 
-/* Skip the test on a part, with @why: what of the simulator it needs. */
-#define SIMULATOR_ONLY(why)						\
-	do {								\
-		if (dut_is_part())					\
-			SKIP(return, "simulator only: " why);		\
-	} while (0)
-
 FIXTURE(rec)
 {
 	int fd;
@@ -63,12 +56,8 @@ FIXTURE_SETUP(rec)
 	int ret;
 
 	self->fd = -1;
-	if (dut_is_part()) {
-		if (!dut_available())
-			SKIP(return, "no part is bound to trn_pci");
-	} else {
-		if (!sim_available())
-			SKIP(return, "trn_sim is not loaded");
+	SKIP_UNLESS_DUT();
+	if (!dut_is_part()) {
 		if (sim_exists(DEV))
 			sim_del(DEV);
 		ASSERT_EQ(0, debugfs_ready());

@@ -120,16 +120,6 @@ static int dev_parent_name(unsigned int id, char *buf, size_t size)
 	return 0;
 }
 
-/*
- * Skip the test on a part, with @why: what of the simulator it needs. For
- * the tests that the fixtures run on both.
- */
-#define SIMULATOR_ONLY(why)						\
-	do {								\
-		if (dut_is_part())					\
-			SKIP(return, "simulator only: " why);		\
-	} while (0)
-
 /* Create device @id with job_timeout_ms @timeout_ms (restored after). */
 static int new_device(unsigned int id, unsigned int queues,
 		      unsigned int timeout_ms)
@@ -356,12 +346,8 @@ FIXTURE(ban)
 FIXTURE_SETUP(ban)
 {
 	self->a.fd = self->b.fd = -1;
-	if (dut_is_part()) {
-		if (!dut_available())
-			SKIP(return, "no part is bound to trn_pci");
-	} else {
-		if (!sim_available())
-			SKIP(return, "trn_sim is not loaded");
+	SKIP_UNLESS_DUT();
+	if (!dut_is_part()) {
 		ASSERT_EQ(0, debugfs_ready());
 		ASSERT_EQ(0, new_device(BAN_DEV, 1, TIMEOUT_MS));
 	}
@@ -646,12 +632,8 @@ FIXTURE_SETUP(tenant)
 	struct drm_trn_device_info info;
 
 	self->a.fd = -1;
-	if (dut_is_part()) {
-		if (!dut_available())
-			SKIP(return, "no part is bound to trn_pci");
-	} else {
-		if (!sim_available())
-			SKIP(return, "trn_sim is not loaded");
+	SKIP_UNLESS_DUT();
+	if (!dut_is_part()) {
 		ASSERT_EQ(0, debugfs_ready());
 		ASSERT_EQ(0, new_device(TENANT_DEV, 2, TIMEOUT_MS));
 	}
@@ -1419,8 +1401,7 @@ TEST(sysfs_attributes_exist_at_the_add_uevent)
 	bool seen = false;
 	int sk, i;
 
-	if (dut_is_part())
-		SKIP(return, "simulator only: the device it watches being added is a simulated one");
+	SIMULATOR_ONLY("the device it watches being added is a simulated one");
 	if (!sim_available())
 		SKIP(return, "trn_sim is not loaded");
 	if (sim_exists(54))

@@ -297,6 +297,28 @@ static inline bool dut_available(void)
 			       access(SIM_BUS "/new_device", W_OK) == 0;
 }
 
+/*
+ * In a kselftest test or fixture setup: skip unless the device under test
+ * can be had, saying which is missing.
+ */
+#define SKIP_UNLESS_DUT()						\
+	do {								\
+		if (!dut_available())					\
+			SKIP(return, "%s", dut_is_part() ?		\
+			     "no part is bound to trn_pci" :		\
+			     "trn_sim is not loaded");			\
+	} while (0)
+
+/*
+ * In a kselftest test of a binary that also runs on a part: skip it there,
+ * saying what of the simulator it needs (@why, a string literal).
+ */
+#define SIMULATOR_ONLY(why)						\
+	do {								\
+		if (dut_is_part())					\
+			SKIP(return, "simulator only: " why);		\
+	} while (0)
+
 /* Open the device under test's accel node; fd or -errno. */
 static inline int dut_open(void)
 {
