@@ -538,7 +538,7 @@ struct trn_job_out {
  * @queue_chain: preallocated node for the queue's own syncobj; once armed,
  *               a reference to it in the queue's timeline
  * @hw_fence: preallocated hardware fence, until run_job initialises it
- * @free_node: entry in &trn_device.free_jobs
+ * @free_node: entry in trn_job.c's list of jobs to free
  * @link: entry in &trn_ring.pending while on the ring
  * @ring_seqno: ring sequence number, once on the ring
  * @cancel_error: the job is cancelled: its descriptor carries

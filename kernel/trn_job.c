@@ -15,7 +15,7 @@
  * A job holds everything it uses (its queue and so its context, its
  * buffers and their mappings) until it is freed, which happens outside the
  * scheduler's work items, in trn_jobs_free_work(). The list of jobs to
- * free and that work are the module's, not a device's: see trn_job_free().
+ * free and that work are the module's, not a device's (see trn_free_jobs).
  */
 
 #include <linux/dma-fence-chain.h>

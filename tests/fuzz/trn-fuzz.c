@@ -76,7 +76,7 @@ int main(int argc, char **argv)
 	};
 	struct trn_fuzz_stats *stats;
 	struct trn_fuzz_opts opts;
-	bool iterations_set = false;
+	bool iterations_set = false, device_set = false;
 	uint64_t v;
 	int c, ret;
 
@@ -123,6 +123,7 @@ int main(int argc, char **argv)
 			if (parse_u64(optarg, &v) || v > 1023)
 				goto bad;
 			opts.device_id = (unsigned int)v;
+			device_set = true;
 			break;
 		case 'p':
 			if (parse_u64(optarg, &v) || v > 63)
@@ -156,6 +157,11 @@ int main(int argc, char **argv)
 	}
 	if (opts.part >= 0 && opts.device_churn) {
 		fprintf(stderr, "%s: --device-churn needs simulated devices, not --part\n",
+			argv[0]);
+		return 2;
+	}
+	if (opts.part >= 0 && device_set) {
+		fprintf(stderr, "%s: --device names a simulated device, --part a part: not both\n",
 			argv[0]);
 		return 2;
 	}

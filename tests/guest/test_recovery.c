@@ -203,9 +203,10 @@ static pid_t start_innocent(int *go, unsigned int core)
 	}
 	close(p[0]);
 	close(r[1]);
-	if (pid > 0 && read(r[0], &b, 1) != 1) {
+	if (pid < 0 || read(r[0], &b, 1) != 1) {
 		close(p[1]);
-		waitpid(pid, NULL, 0);
+		if (pid > 0)
+			waitpid(pid, NULL, 0);
 		pid = -1;
 	}
 	close(r[0]);

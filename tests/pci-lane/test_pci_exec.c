@@ -1138,46 +1138,80 @@ TEST_F(part, failed_device_reset_wedges)
 }
 
 /*
+ * What another driver would leave in the part: with it unbound (@bdf),
+ * memory decoding on through sysfs, 0x5a in every byte trn may allocate
+ * (each stack after its carve-out), written through sysfs resource4 and
+ * read back there. Sets *@stack_len; 0, or the step that failed.
+ */
+static int fill_unbound_hbm(const char *bdf, size_t *stack_len)
+{
+	char path[128], enable[128];
+	int fd, step = 0;
+	struct stat st;
+	uint8_t *bar;
+	size_t i;
+
+	snprintf(enable, sizeof(enable), "/sys/bus/pci/devices/%s/enable", bdf);
+	if (write_str(enable, "1"))
+		return 1;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource4", bdf);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		step = 2;
+		goto out;
+	}
+	*stack_len = (size_t)st.st_size / STACKS;
+	if (*stack_len <= CARVEOUT) {
+		step = 3;
+		goto out;
+	}
+	bar = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED, fd, 0);
+	if (bar == MAP_FAILED) {
+		step = 4;
+		goto out;
+	}
+	for (i = 0; i < STACKS; i++)
+		memset(bar + i * *stack_len + CARVEOUT, 0x5a,
+		       *stack_len - CARVEOUT);
+	/* It landed: the first and last byte of every stack's part. */
+	for (i = 0; i < STACKS && !step; i++)
+		if (bar[i * *stack_len + CARVEOUT] != 0x5a ||
+		    bar[(i + 1) * *stack_len - 1] != 0x5a)
+			step = 5;
+	munmap(bar, (size_t)st.st_size);
+out:
+	if (fd >= 0)
+		close(fd);
+	if (write_str(enable, "0") && !step)
+		step = 6;
+	return step;
+}
+
+/*
  * Device memory reads as zero when it is first handed out, whatever the
  * part held before trn_pci bound it: another driver's tenants' data (here
- * a pattern written through the unbound part's BAR4 into every byte trn
- * may allocate) and the probe's own UDMA self-test page. One buffer of
- * all the device memory, read through its mapping.
+ * fill_unbound_hbm()'s pattern) and the probe's own UDMA self-test page.
+ * One buffer of all the device memory, read through its mapping. The part
+ * is bound again whatever failed, for the tests after this one.
  */
 TEST(hbm_left_by_another_driver_reads_zero)
 {
-	char bdf[64], path[128], enable[128];
+	size_t stack_len = 0, i, nonzero = 0, first = SIZE_MAX;
 	struct trn_device_info info;
-	size_t stack_len, i, nonzero = 0, first = SIZE_MAX;
+	int minor = find_trn2(), step;
 	trn_device_t *dev;
 	trn_bo_t *all;
-	struct stat st;
-	uint8_t *bar;
+	char bdf[64];
 	void *p;
-	int minor = find_trn2(), fd;
 
 	ASSERT_LE(0, minor) TH_LOG("no Trn2 part is bound to trn_pci");
 	ASSERT_EQ(0, part_bdf(minor, bdf, sizeof(bdf)));
 	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/unbind", bdf));
-	/* Unbound: memory decoding on through sysfs, as a tool would. */
-	snprintf(enable, sizeof(enable), "/sys/bus/pci/devices/%s/enable", bdf);
-	ASSERT_EQ(0, write_str(enable, "1"));
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource4", bdf);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, fd) TH_LOG("%s: %s", path, strerror(errno));
-	ASSERT_EQ(0, fstat(fd, &st));
-	stack_len = (size_t)st.st_size / STACKS;
-	ASSERT_LT(CARVEOUT, stack_len);
-	bar = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
-		   MAP_SHARED, fd, 0);
-	ASSERT_NE(MAP_FAILED, bar);
-	for (i = 0; i < STACKS; i++)
-		memset(bar + i * stack_len + CARVEOUT, 0x5a,
-		       stack_len - CARVEOUT);
-	munmap(bar, (size_t)st.st_size);
-	close(fd);
-	ASSERT_EQ(0, write_str(enable, "0"));
+	step = fill_unbound_hbm(bdf, &stack_len);
 	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/bind", bdf));
+	ASSERT_EQ(0, step) TH_LOG("step %d of filling the unbound part failed",
+				  step);
 
 	minor = find_trn2();
 	ASSERT_LE(0, minor);
