@@ -110,7 +110,7 @@ static int dev_parent_name(unsigned int id, char *buf, size_t size)
 	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/device", minor);
 	len = readlink(path, link, sizeof(link) - 1);
 	if (len <= 0)
-		return -errno;
+		return len < 0 ? -errno : -ENOENT;
 	link[len] = '\0';
 	base = strrchr(link, '/');
 	base = base ? base + 1 : link;
