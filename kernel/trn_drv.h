@@ -84,10 +84,12 @@ enum trn_trouble {
  * @host_pinned: bytes of host memory pinned for the device
  * @contexts: MMU context number -> &struct trn_ctx; allocates the numbers,
  *            and its lock orders fault reports against teardown
- * @import_lock: protects @imports
+ * @import_lock: protects @imports and @dma_bos
  * @imports: buffers imported from other drivers' dma-bufs, so that every
  *           context importing one dma-buf shares one object (and one DMA
  *           mapping of it)
+ * @dma_bos: host and user buffers, whose DMA side goes when the device
+ *           does (trn_gem_unplug())
  * @rings: the hardware rings, num_cores * queues_per_core of them
  * @num_rings: entries of @rings
  * @next_ring: per NeuronCore, spreads new queues over its rings
@@ -104,6 +106,8 @@ enum trn_trouble {
  *          uevents of the %TRN_EVENT_* bits in @health.pending, at most
  *          every few jiffies after @health.sent; @health.trouble_at (0:
  *          never) and @health.trouble are the latest device trouble;
+ *          @health.lost is set for good once the backend reported that
+ *          the device stopped answering (trn_device_error());
  *          @health.reported is the state the last health uevent gave
  *          (only the work touches it)
  * @cores: per NeuronCore, its share of @stats (sysfs cores/<N>/)
@@ -180,6 +184,7 @@ struct trn_device {
 		unsigned long sent;
 		atomic64_t trouble_at;
 		u32 trouble;
+		bool lost;
 		enum trn_health reported;
 	} health;
 	/* Serialises starting, stopping and removing user-mode queues. */

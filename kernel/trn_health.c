@@ -18,9 +18,12 @@
  * hung) or a fault is not a device problem, a device reset (a ring that
  * could not be reset) or a job failed by the device (DEVICE_ERROR) is. The
  * device is "degraded" for health_window_s seconds after the latest such
- * trouble, "failed" once wedged (a device reset failed), else "ok".
+ * trouble; "failed" once wedged (a device reset failed) or once its
+ * backend reported that it stopped answering (trn_device_error()); else
+ * "ok".
  */
 
+#include <linux/export.h>
 #include <linux/jiffies.h>
 #include <linux/kobject.h>
 #include <linux/moduleparam.h>
@@ -94,6 +97,11 @@ enum trn_health trn_health(struct trn_device *tdev, char *reason,
 				 "a device reset failed: every job fails with -EIO");
 		return TRN_HEALTH_FAILED;
 	}
+	if (READ_ONCE(tdev->health.lost)) {
+		if (reason)
+			snprintf(reason, size, "the device stopped answering");
+		return TRN_HEALTH_FAILED;
+	}
 	if (at && time_before64(now, at + trn_health_window())) {
 		if (reason)
 			snprintf(reason, size, "%s %llu s ago",
@@ -148,6 +156,32 @@ void trn_health_trouble(struct trn_device *tdev, enum trn_trouble trouble)
 	atomic64_set(&tdev->health.trouble_at, get_jiffies_64());
 	trn_event(tdev, TRN_EVENT_HEALTH);
 }
+
+/**
+ * trn_device_error() - a backend reports trouble of the device itself
+ * @tdev: the device
+ * @error: what the backend saw
+ *
+ * For trouble no job caused (a job the device failed reports its own, as
+ * %DRM_TRN_STATUS_DEVICE_ERROR). %TRN_HW_ERROR_NOT_ANSWERING makes the
+ * device's health "failed" for as long as it is registered, with its
+ * health uevent. Jobs are not touched: the backend ends those the device
+ * will not finish.
+ *
+ * Context: any context; allocates nothing. Reporting again is harmless.
+ */
+void trn_device_error(struct trn_device *tdev, enum trn_hw_error error)
+{
+	switch (error) {
+	case TRN_HW_ERROR_NOT_ANSWERING:
+		if (!READ_ONCE(tdev->health.lost)) {
+			WRITE_ONCE(tdev->health.lost, true);
+			trn_event(tdev, TRN_EVENT_HEALTH);
+		}
+		break;
+	}
+}
+EXPORT_SYMBOL_GPL(trn_device_error);
 
 static void trn_uevent(struct trn_device *tdev, const char *event,
 		       const char *health)

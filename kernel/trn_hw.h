@@ -373,6 +373,17 @@ struct trn_hw_ops {
 	void (*uq_stop)(struct trn_device *tdev, u32 id, bool abandon);
 };
 
+/**
+ * enum trn_hw_error - trouble of the device itself that no job caused,
+ * which a backend reports with trn_device_error()
+ * @TRN_HW_ERROR_NOT_ANSWERING: the device stopped answering: its registers
+ *                              read all ones (a surprise removal, a link
+ *                              that went down)
+ */
+enum trn_hw_error {
+	TRN_HW_ERROR_NOT_ANSWERING,
+};
+
 struct trn_device *trn_device_register(struct device *parent,
 				       const struct trn_device_desc *desc,
 				       const struct trn_hw_ops *ops,
@@ -383,5 +394,6 @@ void trn_device_mmu_fault(struct trn_device *tdev, u32 ctx, u64 va,
 			  bool write);
 void trn_device_ring_irq(struct trn_device *tdev, u32 index);
 void trn_device_uq_irq(struct trn_device *tdev, u32 id);
+void trn_device_error(struct trn_device *tdev, enum trn_hw_error error);
 
 #endif /* __TRN_HW_H__ */

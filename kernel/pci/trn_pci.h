@@ -154,8 +154,12 @@ struct trn_udma_queue {
  *            the device reset
  * @sem_wq: work items of rings whose job is in SEM_WAIT wait here for a
  *          SEM_SIGNAL, a reset or the ring's end
+ * @heartbeat: asks the part every %TRN_PCI_HEARTBEAT whether it still
+ *             answers, from registration until remove
+ * @silent: heartbeats in a row that found the part reading all ones (only
+ *          the heartbeat touches it)
  * @gone: the part stopped answering (surprise removal); nothing touches
- *        its registers any more
+ *        its registers any more (trn_pci_lost())
  */
 struct trn_pci_dev {
 	struct pci_dev *pdev;
@@ -177,8 +181,18 @@ struct trn_pci_dev {
 	struct workqueue_struct *cp_wq;
 	wait_queue_head_t unwedged;
 	wait_queue_head_t sem_wq;
+	struct delayed_work heartbeat;
+	unsigned int silent;
 	bool gone;
 };
+
+/*
+ * How often a bound part is asked whether it still answers, and how many
+ * answers of all ones in a row mean that it does not: a function level
+ * reset reads all ones for a moment too.
+ */
+#define TRN_PCI_HEARTBEAT	HZ
+#define TRN_PCI_SILENT_BEATS	3
 
 /* Device memory is cleared on first use in granules of this size. */
 #define TRN_PCI_SCRUB_GRANULE	SZ_2M
@@ -260,6 +274,7 @@ static inline u64 trn_pci_host_addr(dma_addr_t addr)
 }
 
 u64 trn_pci_stack_addr(unsigned int stack);
+void trn_pci_lost(struct trn_pci_dev *tpd);
 int trn_pci_udma_selftest(struct trn_pci_dev *tpd);
 int trn_udma_queue_alloc(struct trn_pci_dev *tpd, struct trn_udma_queue *uq,
 			 void __iomem *engine, u32 queue, u32 entries);

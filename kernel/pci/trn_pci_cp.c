@@ -240,7 +240,7 @@ static bool trn_cp_aborting(struct trn_pci_ring *r)
 static int trn_cp_wait_error(struct trn_pci_ring *r, u32 st)
 {
 	if (st == U32_MAX) {
-		WRITE_ONCE(r->tpd->gone, true);
+		trn_pci_lost(r->tpd);
 		return -ENODEV;
 	}
 	if (st & TRN_UDMA_STATUS_ERROR)
@@ -694,10 +694,11 @@ static int trn_cp_command(struct trn_pci_ring *r, struct trn_cp_frame *f)
 }
 
 /*
- * Run one job. Returns 0 when its outcome is in the ring's fields, or
- * -ECANCELED / -ESHUTDOWN when it was abandoned, -ENODEV when the part is
- * gone (nothing is written back: the core fails it with -ENODEV when the
- * part is removed, or its timeout does).
+ * Run one job. Returns 0 when its outcome is in the ring's fields (a job
+ * that finds the part already lost fails with DEVICE_ERROR at once), or
+ * -ECANCELED / -ESHUTDOWN when it was abandoned, -ENODEV when the part
+ * went while it ran (nothing is written back: the core fails it with
+ * -ENODEV when the part is removed, or its timeout does).
  */
 static int trn_cp_run(struct trn_pci_ring *r, struct trn_hw_desc *desc,
 		      u64 *error_offset, u64 *error_cmd_va)
@@ -714,8 +715,11 @@ static int trn_cp_run(struct trn_pci_ring *r, struct trn_hw_desc *desc,
 	r->desc = desc;
 	r->ctx = le32_to_cpu(READ_ONCE(desc->ctx));
 	r->pctx = trn_pci_ctx_get(r->tpd, r->ctx);
-	if (READ_ONCE(r->tpd->gone))
-		return -ENODEV;
+	/* Lost before the job began: nothing of it reached the part. */
+	if (READ_ONCE(r->tpd->gone)) {
+		r->status_code = DRM_TRN_STATUS_DEVICE_ERROR;
+		return 0;
+	}
 	if (!r->pctx) {
 		r->status_code = DRM_TRN_STATUS_ABORTED;
 		return 0;

@@ -25,6 +25,8 @@
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/timer.h>
+#include <linux/workqueue.h>
 
 #include <uapi/drm/trn_accel.h>
 
@@ -72,6 +74,50 @@ static const struct trn_pci_part *trn_pci_part_of(const struct pci_dev *pdev)
 		if (pdev->device == trn_pci_parts[i].device)
 			return &trn_pci_parts[i];
 	return NULL;
+}
+
+/**
+ * trn_pci_lost() - the part reads all ones: it stopped answering
+ * @tpd: the part, registered with the core
+ *
+ * A surprise removal, or a link that went down. From now on nothing
+ * touches its registers (@tpd->gone), the rings end the jobs they run, and
+ * the device's health is "failed" (trn_device_error()) until the part is
+ * unbound.
+ *
+ * Context: any context. Called again, it does nothing more.
+ */
+void trn_pci_lost(struct trn_pci_dev *tpd)
+{
+	if (!READ_ONCE(tpd->gone))
+		dev_err(&tpd->pdev->dev,
+			"trn_pci: the part stopped answering: its registers read all ones\n");
+	WRITE_ONCE(tpd->gone, true);
+	trn_device_error(tpd->tdev, TRN_HW_ERROR_NOT_ANSWERING);
+}
+
+/*
+ * Whether the part still answers, asked every TRN_PCI_HEARTBEAT also when
+ * no job runs, so that an operator learns of a part that fell off the bus
+ * before a tenant's job does. It runs from the part's registration until
+ * remove cancels it, before the core unplugs the device, and stops once
+ * the part is lost. Freezable: a suspended part reads all ones too.
+ */
+static void trn_pci_heartbeat(struct work_struct *work)
+{
+	struct trn_pci_dev *tpd = container_of(to_delayed_work(work),
+					       struct trn_pci_dev, heartbeat);
+
+	if (READ_ONCE(tpd->gone))
+		return;
+	if (readl(tpd->regs + TRN_PCI_MISC + TRN_PCI_MISC_ROUTING_ID) !=
+	    U32_MAX)
+		tpd->silent = 0;
+	else if (++tpd->silent == TRN_PCI_SILENT_BEATS)
+		trn_pci_lost(tpd);
+	if (!READ_ONCE(tpd->gone))
+		queue_delayed_work(system_freezable_wq, &tpd->heartbeat,
+				   round_jiffies_relative(TRN_PCI_HEARTBEAT));
 }
 
 /* Before the first ring starts: the command processor reports to @tdev. */
@@ -136,6 +182,7 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 	xa_init(&tpd->contexts);
 	init_waitqueue_head(&tpd->unwedged);
 	init_waitqueue_head(&tpd->sem_wq);
+	INIT_DELAYED_WORK(&tpd->heartbeat, trn_pci_heartbeat);
 	ret = trn_pci_cp_init(tpd);
 	if (ret)
 		return ret;
@@ -145,6 +192,8 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 		trn_pci_cp_fini(tpd);
 		return PTR_ERR(tdev);
 	}
+	queue_delayed_work(system_freezable_wq, &tpd->heartbeat,
+			   round_jiffies_relative(TRN_PCI_HEARTBEAT));
 	return 0;
 }
 
@@ -358,6 +407,7 @@ static void trn_pci_remove(struct pci_dev *pdev)
 {
 	struct trn_pci_dev *tpd = pci_get_drvdata(pdev);
 
+	cancel_delayed_work_sync(&tpd->heartbeat);
 	/* A part that vanished reads all ones: touch no register of it. */
 	if (readl(tpd->regs + TRN_PCI_MISC + TRN_PCI_MISC_ROUTING_ID) ==
 	    U32_MAX)

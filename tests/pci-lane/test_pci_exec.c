@@ -1138,6 +1138,56 @@ TEST_F(part, failed_device_reset_wedges)
 }
 
 /*
+ * A part that stops answering while nothing runs on it (the model's
+ * "removed" knob: every read returns all ones, as after a surprise
+ * removal) is found by trn_pci's heartbeat, not by a tenant's job: within
+ * a few heartbeats (three silent ones, 1 s apart) the device's health is
+ * "failed", reason "the device stopped answering", and a job fails at once
+ * with DEVICE_ERROR, writing nothing. The knob cleared and the part bound
+ * again (the probe resets it), it is "ok" and works.
+ */
+TEST_F(part, idle_part_that_stops_answering_fails)
+{
+	trn_bo_t *bos[2] = { self->host_a, self->host_b };
+	int minor = find_trn2(), i, step;
+	struct trn_queue_status st;
+	char bdf[64], line[128];
+
+	ASSERT_LE(0, minor);
+	ASSERT_EQ(0, part_bdf(minor, bdf, sizeof(bdf)));
+	EXPECT_STRNE("failed", accel_line(minor, "health", line,
+					  sizeof(line)));
+	pattern(self->a, 4096, 5);
+	ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+				  trn_bo_va(self->host_a), 4096));
+	ASSERT_EQ(0, knob("trn0", "removed", "true"));
+	for (i = 0; i < 200; i++) {
+		if (!strcmp(accel_line(minor, "health", line, sizeof(line)),
+			    "failed"))
+			break;
+		usleep(100000);
+	}
+	EXPECT_STREQ("failed", line) TH_LOG("health after %d ms", i * 100);
+	EXPECT_STREQ("the device stopped answering",
+		     accel_line(minor, "health_reason", line, sizeof(line)));
+	memset(self->b, 0, 4096);
+	EXPECT_EQ(-EIO, run(self, bos, 2));
+	ASSERT_EQ(0, trn_queue_status(self->q, &st));
+	EXPECT_EQ(TRN_STATUS_DEVICE_ERROR, st.status);
+	EXPECT_TRUE(all_zero(self->b, 4096));
+
+	ASSERT_EQ(0, knob("trn0", "removed", "false"));
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/unbind", bdf));
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/bind", bdf));
+	minor = find_trn2();
+	ASSERT_LE(0, minor);
+	EXPECT_STREQ("ok", accel_line(minor, "health", line, sizeof(line)));
+	step = copy_works(minor, 0);
+	EXPECT_EQ(0, step) TH_LOG("step %d of the copy on the rebound part failed",
+				  step);
+}
+
+/*
  * What another driver would leave in the part: with it unbound (@bdf),
  * memory decoding on through sysfs, 0x5a in every byte trn may allocate
  * (each stack after its carve-out), written through sysfs resource4 and
