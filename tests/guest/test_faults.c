@@ -155,6 +155,15 @@ static int configure_faults(struct fault_setting *saved, unsigned int *n,
  */
 #define BUG_BUS_REGISTER	"bus_register"
 
+/* Whether kallsyms line @line is a text symbol: its address, type, name. */
+static bool text_symbol(const char *line, unsigned long *addr, char *sym)
+{
+	char type;
+
+	return sscanf(line, "%lx %c %255s", addr, &type, sym) == 3 &&
+	       (type == 't' || type == 'T');
+}
+
 /*
  * [start, end) of the text of kernel function @name, from kallsyms, with
  * the parts the compiler split off it next to it ("name.part.0", which it
@@ -163,8 +172,8 @@ static int configure_faults(struct fault_setting *saved, unsigned int *n,
 static int symbol_range(const char *name, unsigned long *start,
 			unsigned long *end)
 {
-	unsigned long addr, starts[8], ends[8], s = 0, e = 0;
-	char line[512], sym[256], type;
+	unsigned long addr, starts[16], ends[16], s = 0, e = 0;
+	char line[512], sym[256];
 	size_t len = strlen(name);
 	unsigned int n = 0, i;
 	bool grew = true;
@@ -173,28 +182,37 @@ static int symbol_range(const char *name, unsigned long *start,
 	f = fopen("/proc/kallsyms", "re");
 	if (!f)
 		return -errno;
+	/* The function, and as many of its pieces as fit beside it. */
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx %c %255s", &addr, &type, sym) == 3 &&
-		    (type == 't' || type == 'T') && !strncmp(sym, name, len) &&
-		    (!sym[len] || sym[len] == '.') && n < ARRAY_SIZE(starts)) {
+		if (text_symbol(line, &addr, sym) && !strncmp(sym, name, len)) {
 			if (!sym[len])
 				s = addr;
-			starts[n++] = addr;
+			else if (sym[len] == '.' && n < ARRAY_SIZE(starts) - 1)
+				starts[n++] = addr;
 		}
-	/* Each one ends where the next function begins. */
+	if (!s) {
+		fclose(f);
+		return -ENOENT;
+	}
+	starts[n++] = s;
+	/*
+	 * Each one ends where the next function begins, or the padding
+	 * before it (CALL_PADDING's __pfx_ and CFI's __cfi_ symbols), so that
+	 * pieces side by side meet.
+	 */
 	for (i = 0; i < n; i++) {
 		ends[i] = ULONG_MAX;
 		rewind(f);	/* module symbols are not in address order */
 		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%lx %c %255s", &addr, &type, sym) == 3 &&
-			    (type == 't' || type == 'T') && addr > starts[i] &&
+			if (text_symbol(line, &addr, sym) &&
+			    strncmp(sym, "__pfx_", 6) &&
+			    strncmp(sym, "__cfi_", 6) && addr > starts[i] &&
 			    addr < ends[i])
 				ends[i] = addr;
-		if (starts[i] == s)
-			e = ends[i];
 	}
 	fclose(f);
-	if (!s || !e || e == ULONG_MAX)
+	e = ends[n - 1];
+	if (e == ULONG_MAX)
 		return -ENOENT;
 	while (grew) {
 		grew = false;
@@ -2556,6 +2574,10 @@ static bool fault_loop(struct __test_metadata *_metadata,
 			EXPECT_EQ(op->expect, ret)
 				TH_LOG("%s after fault %u: %s", op->name, nth,
 				       strerror(-ret));
+			if (!ret && op->check_ok)
+				EXPECT_EQ(0, op->check_ok(s, why, sizeof(why)))
+					TH_LOG("%s after fault %u: %s",
+					       op->name, nth, why);
 			if (op->undo)
 				op->undo(s, ret);
 		}
