@@ -131,17 +131,17 @@ struct drm_trn_query {
 /** @DRM_TRN_CAP_COMPUTE: MATMUL, UNARY, BINARY and REDUCE. */
 #define DRM_TRN_CAP_COMPUTE		(1ULL << 4)
 /**
- * @DRM_TRN_CAP_LOG_ERF: UNARY's LOG, ERF, GELU_ERF and GELU_ERF_GRAD
+ * DRM_TRN_CAP_LOG_ERF - UNARY's LOG, ERF, GELU_ERF and GELU_ERF_GRAD
  * (uAPI 1.5; a driver before 1.5 fails them with %DRM_TRN_STATUS_BAD_ARG).
  */
 #define DRM_TRN_CAP_LOG_ERF		(1ULL << 5)
 /**
- * @DRM_TRN_CAP_USER_QUEUES: user-mode queues (%DRM_TRN_QUEUE_USER_MODE),
+ * DRM_TRN_CAP_USER_QUEUES - user-mode queues (%DRM_TRN_QUEUE_USER_MODE),
  * up to &drm_trn_device_info.user_queues of them on the device (uAPI 1.6).
  */
 #define DRM_TRN_CAP_USER_QUEUES		(1ULL << 6)
 /**
- * @DRM_TRN_CAP_SRC_U8: UNARY's %TRN_ELEM_SRC_U8, an operand of bytes
+ * DRM_TRN_CAP_SRC_U8 - UNARY's %TRN_ELEM_SRC_U8, an operand of bytes
  * (uAPI 1.7; a driver before 1.7 fails it with %DRM_TRN_STATUS_BAD_ARG).
  */
 #define DRM_TRN_CAP_SRC_U8		(1ULL << 7)
