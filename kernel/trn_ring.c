@@ -413,6 +413,9 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 		if (abandoned < 0)
 			how = "device wedged";
 	}
+	/* Counted before the abandoned job's fence tells its owner. */
+	if (abandoned > 0)
+		atomic64_inc(&tdev->stats.resets);
 	if (abandoned && bad->timed_out) {
 		drm_warn(&tdev->drm, "ring %u: job %llu of context %u timed out, %s\n",
 			 ring->index, bad->seqno, bad->queue->ctx->id, how);
@@ -456,8 +459,6 @@ trn_ring_timedout_job(struct drm_sched_job *sched_job)
 
 	if (present)
 		drm_dev_exit(idx);
-	if (abandoned > 0)
-		atomic64_inc(&tdev->stats.resets);
 	if (abandoned)
 		trn_event(tdev, TRN_EVENT_RESET);
 	dma_fence_end_signalling(cookie);

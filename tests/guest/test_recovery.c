@@ -767,21 +767,30 @@ static void teardown_in_flight(struct __test_metadata *_metadata,
 	/* At least the hung job failed, unless it was cancelled before. */
 	EXPECT_LE(c0.failed + 1, c.failed);
 	/*
-	 * Memory: our own buffers only, as before the child (ours pin the
-	 * command and data buffers). The child's go with its last job, which
-	 * is freed a little after it finished.
+	 * Memory: nothing of the child's (its 1 MiB of HBM, its two host
+	 * buffers), only what there was before it, which on a part may
+	 * shrink meanwhile: an earlier test's last jobs, freed a little after
+	 * they finished, may still have held buffers when the fixture counted
+	 * (a simulated device is the fixture's own and holds ours only). The
+	 * child's go with its last job too.
 	 */
 	for (i = 0; i < 3000; i++) {
 		ASSERT_EQ(0, sim_counters(DEV, &mem));
-		if (mem.hbm_used == self->mem0.hbm_used &&
-		    mem.host_pinned == self->mem0.host_pinned +
+		if (mem.hbm_used <= self->mem0.hbm_used &&
+		    mem.host_pinned <= self->mem0.host_pinned +
 				       self->cmd.size + self->data.size)
 			break;
 		usleep(10000);
 	}
-	EXPECT_EQ(self->mem0.hbm_used, mem.hbm_used);
-	EXPECT_EQ(self->mem0.host_pinned + self->cmd.size + self->data.size,
-		  mem.host_pinned);
+	if (dut_is_part()) {
+		EXPECT_GE(self->mem0.hbm_used, mem.hbm_used);
+		EXPECT_GE(self->mem0.host_pinned + self->cmd.size +
+			  self->data.size, mem.host_pinned);
+	} else {
+		EXPECT_EQ(self->mem0.hbm_used, mem.hbm_used);
+		EXPECT_EQ(self->mem0.host_pinned + self->cmd.size +
+			  self->data.size, mem.host_pinned);
+	}
 
 	/* A new open works, and so does the device. */
 	{
