@@ -2370,6 +2370,20 @@ static bool allowed(const struct fault_op *op, int ret)
 	return false;
 }
 
+/*
+ * debugfs mounted, for a part's tests: debugfs_ready() looks for trn_sim's
+ * directory, which the pci lanes' run of the part's binaries does not have
+ * (trn_sim is not loaded then).
+ */
+static int fault_debugfs_ready(void)
+{
+	if (!access(DEBUGFS "/failslab", F_OK))
+		return 0;
+	if (mount("debugfs", DEBUGFS, "debugfs", 0, NULL) && errno != EBUSY)
+		return -errno;
+	return 0;
+}
+
 FIXTURE(faults)
 {
 	struct fault_setting saved[MAX_SAVED];
@@ -2403,7 +2417,7 @@ FIXTURE_SETUP(faults)
 	int ret;
 
 	SKIP_UNLESS_DUT();
-	ret = debugfs_ready();
+	ret = dut_is_part() ? fault_debugfs_ready() : debugfs_ready();
 	if (ret)
 		SKIP(return, "no debugfs: %s", strerror(-ret));
 	if (access(FAIL_NTH, W_OK))
@@ -2580,6 +2594,8 @@ static bool fault_loop(struct __test_metadata *_metadata,
 					       op->name, nth, why);
 			if (op->undo)
 				op->undo(s, ret);
+			/* Its jobs freed before the next point counts. */
+			snapshot_settled(&base, &now);
 		}
 		if (_metadata->exit_code != start_code)
 			break;	/* the first failure tells the story */
