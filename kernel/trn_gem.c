@@ -658,8 +658,12 @@ static void trn_bo_dma_forget(struct trn_bo *bo)
  * Moves a host buffer to ordinary pages, a chunk at a time: CPU mappings
  * (zapped here, faulted in again from the new pages) and the kernel's
  * writes to a completion record keep their data, and the DMA API gets its
- * pages back while the device is still there to give them to. Returns how
- * many pages had to stay, for lack of memory.
+ * pages back while the device is still there to give them to. The pages
+ * cannot fail to come: an allocation of the departing device must not
+ * outlive its driver, and each chunk's old pages are freed before the
+ * next chunk is allocated, so this needs TRN_UNPLUG_CHUNK pages at most.
+ * Returns how many pages had to stay: a write-combined buffer's whose new
+ * pages could not be made write-combined.
  */
 static unsigned int trn_bo_host_unplug(struct trn_device *tdev,
 				       struct trn_bo *bo)
@@ -675,7 +679,7 @@ static unsigned int trn_bo_host_unplug(struct trn_device *tdev,
 	while (i < npages) {
 		n = min_t(unsigned int, npages - i, TRN_UNPLUG_CHUNK);
 		for (j = 0; j < n; j++) {
-			fresh[j] = alloc_page(GFP_KERNEL | __GFP_NOWARN);
+			fresh[j] = alloc_page(GFP_KERNEL | __GFP_NOFAIL);
 			if (!fresh[j])
 				break;
 		}
@@ -752,7 +756,7 @@ void trn_gem_unplug(struct trn_device *tdev)
 	mutex_unlock(&tdev->import_lock);
 
 	if (kept)
-		drm_warn(&tdev->drm, "%u host pages keep their DMA allocation: out of memory\n",
+		drm_warn(&tdev->drm, "%u host pages keep their DMA allocation: no write-combined pages for them\n",
 			 kept);
 	if (exported)
 		drm_info(&tdev->drm, "%u pages of exported host buffers stay the device's until their importers let go\n",
