@@ -44,6 +44,12 @@ struct trn_mmu_map;
 #define TRN_PCI_MISC_ROUTING_ID	0x24
 #define TRN_PCI_MISC_SERIAL_LO	0x38
 #define TRN_PCI_MISC_SERIAL_HI	0x3c
+/* The firmware mailbox's reset request: a type, then the doorbell. */
+#define TRN_PCI_MISC_FW_RESET	0x1ec
+#define TRN_PCI_FW_RESET_DEVICE	1
+#define TRN_PCI_MISC_FW_DOORBELL 0x800
+#define TRN_PCI_MISC_FW_STATUS	0x808
+#define TRN_PCI_FW_STATUS_BUSY	BIT(3)
 /* MISC RAM reads this while the firmware is not ready. */
 #define TRN_PCI_NOT_READY	0xdeadbeef
 /* BAR0: the reset register of QEMU mode. */
@@ -52,6 +58,10 @@ struct trn_mmu_map;
 /* HBM: 4 stacks at sparse device addresses, 16 MiB of each the firmware's. */
 #define TRN_PCI_STACKS		4
 #define TRN_PCI_FW_CARVEOUT	SZ_16M
+/* A real part's BAR4 shows stack n at n x 64 GiB; each stack holds this. */
+#define TRN_PCI_STACK_STRIDE	SZ_64G
+#define TRN_PCI_TRN2_STACK	(24ULL * SZ_1G)
+#define TRN_PCI_TRN3_STACK	(36ULL * SZ_1G)
 
 /* The device reaches host memory at its DMA address with this bit set. */
 #define TRN_PCI_HOST_BIT	BIT_ULL(46)
@@ -131,13 +141,20 @@ struct trn_udma_queue {
  * struct trn_pci_dev - one part bound to trn_pci
  * @pdev: the PCI device
  * @regs: BAR0, uncached
- * @hbm: BAR4, write-combined, for the CPU's reads of command streams and
- *       for clearing freed memory
+ * @qemu_mode: the part is AWS's QEMU mode of it (revision 255), not a real
+ *             part: how it resets, and how BAR4 lays out its stacks
+ * @stack_io: the allocatable part of each HBM stack in BAR4 (after the
+ *            carve-out), write-combined, for the CPU's reads of command
+ *            streams and for clearing memory; the rest of BAR4 is not
+ *            mapped
  * @hbm_phys: bus address of BAR4, for mmap of device memory
  * @name: "Trn2" or "Trn3"
  * @routing_id: the part's place among the instance's devices
  * @serial: its serial number
- * @stack_size: bytes between HBM stacks in BAR4 (QEMU mode: BAR4 / 4)
+ * @stack_size: bytes of one HBM stack, the carve-out included (QEMU mode:
+ *              BAR4 / 4; a real part: its generation's)
+ * @stack_stride: bytes between HBM stacks in BAR4 (QEMU mode: BAR4 / 4; a
+ *                real part: 64 GiB)
  * @stack_usable: bytes of each stack trn may allocate (after the carve-out)
  * @hbm_usable: bytes of device memory trn may allocate (all stacks)
  * @hbm_scrubbed: one bit per TRN_PCI_SCRUB_GRANULE bytes of the allocator's
@@ -164,12 +181,14 @@ struct trn_udma_queue {
 struct trn_pci_dev {
 	struct pci_dev *pdev;
 	void __iomem *regs;
-	void __iomem *hbm;
+	bool qemu_mode;
+	void __iomem *stack_io[TRN_PCI_STACKS];
 	phys_addr_t hbm_phys;
 	const char *name;
 	u32 routing_id;
 	u64 serial;
 	u64 stack_size;
+	u64 stack_stride;
 	u64 stack_usable;
 	u64 hbm_usable;
 	unsigned long *hbm_scrubbed;
@@ -192,6 +211,8 @@ struct trn_pci_dev {
  * reset reads all ones for a moment too.
  */
 #define TRN_PCI_HEARTBEAT	HZ
+/* How long a real part's firmware may take to reset it (our choice). */
+#define TRN_PCI_FW_RESET_TIMEOUT_US	(60 * USEC_PER_SEC)
 #define TRN_PCI_SILENT_BEATS	3
 
 /* Device memory is cleared on first use in granules of this size. */
@@ -281,7 +302,7 @@ int trn_udma_queue_alloc(struct trn_pci_dev *tpd, struct trn_udma_queue *uq,
 void trn_udma_queue_free(struct trn_pci_dev *tpd, struct trn_udma_queue *uq);
 void trn_udma_queue_start(struct trn_udma_queue *uq);
 int trn_udma_queue_stop(struct trn_udma_queue *uq);
-int trn_pci_reset_qemu(struct trn_pci_dev *tpd);
+int trn_pci_reset(struct trn_pci_dev *tpd);
 void trn_udma_queue_copy(struct trn_udma_queue *uq, u64 src, u64 dst,
 			 u32 len, bool ordered);
 void trn_udma_queue_kick(struct trn_udma_queue *uq, u32 n);

@@ -923,19 +923,17 @@ err_free:
 }
 
 /*
- * Stop a part with an engine that ignores its queue reset: a device reset
- * in QEMU mode, and where there is none (a real part: its firmware reset is
- * not implemented) or it fails, bus mastering off, so that the engine can
- * never reach host memory after the caller lets go of the context tables
- * and mappings a wedged work item holds. Only a rebind (whose probe
- * enables bus mastering again) brings such a part back.
+ * Stop a part with an engine that ignores its queue reset: a device reset,
+ * and where it fails, bus mastering off, so that the engine can never
+ * reach host memory after the caller lets go of the context tables and
+ * mappings a wedged work item holds. Only a rebind (whose probe enables
+ * bus mastering again) brings such a part back.
  */
 static int trn_cp_stop_part(struct trn_pci_dev *tpd)
 {
-	int ret = -EOPNOTSUPP;
+	int ret;
 
-	if (tpd->pdev->revision == TRN_PCI_REVISION_QEMU)
-		ret = trn_pci_reset_qemu(tpd);
+	ret = trn_pci_reset(tpd);
 	if (ret) {
 		pci_clear_master(tpd->pdev);
 		dev_err(&tpd->pdev->dev,
@@ -1076,14 +1074,13 @@ int trn_pci_ring_reset(struct trn_device *tdev, u32 index, u64 seqno)
  * @tdev: the device, every ring held by the core
  *
  * Abandons the job on every ring (a wedged ring's included, once the reset
- * has stopped its engine), resets the part (QEMU mode: the reset register)
- * and restarts every ring's UDMA queue empty. Device memory is kept, and
- * so are the contexts' tables, which are host memory. When the part does
- * not come back, its bus mastering is turned off before any ring lets go
- * of what its engine may still reach (trn_cp_stop_part()).
+ * has stopped its engine), resets the part (trn_pci_reset()) and
+ * restarts every ring's UDMA queue empty. Device memory is kept, and so
+ * are the contexts' tables, which are host memory. When the part does not
+ * come back, its bus mastering is turned off before any ring lets go of
+ * what its engine may still reach (trn_cp_stop_part()).
  *
- * Return: 0, -ETIMEDOUT or -ENODEV if the part did not come back,
- * -EOPNOTSUPP on a real part (its firmware reset is not implemented).
+ * Return: 0, -ETIMEDOUT or -ENODEV if the part did not come back.
  */
 int trn_pci_device_reset(struct trn_device *tdev)
 {

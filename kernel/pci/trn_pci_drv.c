@@ -13,8 +13,11 @@
  * devices, and claim=1 never unbinds. Documentation/hardware.md says how
  * an operator opts a part in, and back.
  *
- * Only AWS's QEMU mode of the part (PCI revision 255) is supported so far:
- * a real part is reset through its firmware, which is not implemented.
+ * Two kinds of part: AWS's QEMU mode of it (PCI revision 255), reset by
+ * one register write, its HBM stacks back to back in BAR4; and a real part
+ * (any other revision), reset through its firmware's mailbox, each stack
+ * 64 GiB apart in BAR4. No real part has run this code yet: the model in
+ * tests/pci-lane/ plays one from the public facts (hardware.md).
  */
 
 #include <linux/bitmap.h>
@@ -42,10 +45,11 @@ static const struct trn_pci_part {
 	u16 device;
 	u32 generation;
 	const char *name;
+	u64 stack_size;		/* a real part's, carve-out included */
 } trn_pci_parts[] = {
-	{ TRN_PCI_DEVICE_TRN2, DRM_TRN_GEN_TRN2, "Trn2" },
-	{ TRN_PCI_DEVICE_TRN3_0, DRM_TRN_GEN_TRN3, "Trn3" },
-	{ TRN_PCI_DEVICE_TRN3_1, DRM_TRN_GEN_TRN3, "Trn3" },
+	{ TRN_PCI_DEVICE_TRN2, DRM_TRN_GEN_TRN2, "Trn2", TRN_PCI_TRN2_STACK },
+	{ TRN_PCI_DEVICE_TRN3_0, DRM_TRN_GEN_TRN3, "Trn3", TRN_PCI_TRN3_STACK },
+	{ TRN_PCI_DEVICE_TRN3_1, DRM_TRN_GEN_TRN3, "Trn3", TRN_PCI_TRN3_STACK },
 };
 
 /* Device addresses of the HBM stacks. */
@@ -197,16 +201,8 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 	return 0;
 }
 
-/**
- * trn_pci_reset_qemu() - reset a part in QEMU mode
- * @tpd: the part
- *
- * One write starts a device reset; the register reads 0 once it is done.
- * Clears every UDMA queue, semaphore and event; device memory stays.
- *
- * Return: 0, -ETIMEDOUT, or -ENODEV if the part is gone.
- */
-int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
+/* QEMU mode: one write starts a reset; the register reads 0 once done. */
+static int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
 {
 	void __iomem *reg = tpd->regs + TRN_PCI_QEMU_RESET;
 	u32 val;
@@ -218,6 +214,48 @@ int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
 	if (!ret && val == U32_MAX)
 		ret = -ENODEV;
 	return ret;
+}
+
+/*
+ * A real part: the reset is a request to its firmware. The request type
+ * reads back until the firmware takes it (0), and MISC RAM reads
+ * TRN_PCI_NOT_READY while the firmware resets the part, whose status
+ * shows TRN_PCI_FW_STATUS_BUSY until the part is back.
+ */
+static int trn_pci_reset_fw(struct trn_pci_dev *tpd)
+{
+	void __iomem *misc = tpd->regs + TRN_PCI_MISC;
+	u32 val;
+	int ret;
+
+	writel(TRN_PCI_FW_RESET_DEVICE, misc + TRN_PCI_MISC_FW_RESET);
+	writel(1, misc + TRN_PCI_MISC_FW_DOORBELL);
+	ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_RESET, val,
+				 !val || val == U32_MAX, 10 * USEC_PER_MSEC,
+				 TRN_PCI_FW_RESET_TIMEOUT_US);
+	if (!ret && val != U32_MAX)
+		ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_STATUS, val,
+					 !(val & TRN_PCI_FW_STATUS_BUSY) ||
+					 val == U32_MAX, 10 * USEC_PER_MSEC,
+					 TRN_PCI_FW_RESET_TIMEOUT_US);
+	if (!ret && val == U32_MAX)
+		ret = -ENODEV;
+	return ret;
+}
+
+/**
+ * trn_pci_reset() - reset the whole part
+ * @tpd: the part
+ *
+ * Through the reset register in QEMU mode, through the firmware on a real
+ * part. Clears every UDMA queue, semaphore and event; device memory stays.
+ *
+ * Context: process context; sleeps for as long as the reset takes.
+ * Return: 0, -ETIMEDOUT, or -ENODEV if the part is gone.
+ */
+int trn_pci_reset(struct trn_pci_dev *tpd)
+{
+	return tpd->qemu_mode ? trn_pci_reset_qemu(tpd) : trn_pci_reset_fw(tpd);
 }
 
 static int trn_pci_read_identity(struct trn_pci_dev *tpd)
@@ -241,12 +279,36 @@ static int trn_pci_read_identity(struct trn_pci_dev *tpd)
 	return 0;
 }
 
+/*
+ * Where BAR4 shows each HBM stack. QEMU mode: a quarter of BAR4 each, back
+ * to back. A real part: its generation's stack size, 64 GiB apart.
+ */
+static int trn_pci_hbm_layout(struct trn_pci_dev *tpd,
+			      const struct trn_pci_part *part, u64 bar_len)
+{
+	if (tpd->qemu_mode) {
+		tpd->stack_size = bar_len / TRN_PCI_STACKS;
+		tpd->stack_stride = tpd->stack_size;
+	} else {
+		tpd->stack_size = part->stack_size;
+		tpd->stack_stride = TRN_PCI_STACK_STRIDE;
+	}
+	if (tpd->stack_size <= TRN_PCI_FW_CARVEOUT ||
+	    !IS_ALIGNED(tpd->stack_size, SZ_1M) ||
+	    (TRN_PCI_STACKS - 1) * tpd->stack_stride + tpd->stack_size >
+	    bar_len)
+		return -ENODEV;
+	tpd->stack_usable = tpd->stack_size - TRN_PCI_FW_CARVEOUT;
+	return 0;
+}
+
 static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	struct device *dev = &pdev->dev;
 	const struct trn_pci_part *part;
 	struct trn_pci_dev *tpd;
 	resource_size_t hbm_len;
+	unsigned int i;
 	int ret;
 
 	tpd = devm_kzalloc(dev, sizeof(*tpd), GFP_KERNEL);
@@ -261,11 +323,7 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENODEV;
 	}
 	tpd->name = part->name;
-	if (pdev->revision != TRN_PCI_REVISION_QEMU) {
-		dev_info(dev, "trn_pci: %s revision %u: only QEMU mode (revision %u) is supported; a real part's firmware reset is not implemented\n",
-			 tpd->name, pdev->revision, TRN_PCI_REVISION_QEMU);
-		return -ENODEV;
-	}
+	tpd->qemu_mode = pdev->revision == TRN_PCI_REVISION_QEMU;
 
 	ret = pcim_enable_device(pdev);
 	if (ret)
@@ -278,13 +336,11 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (ret)
 		return dev_err_probe(dev, ret, "cannot claim the HBM BAR\n");
 	hbm_len = pci_resource_len(pdev, TRN_PCI_BAR_HBM);
-	tpd->stack_size = hbm_len / TRN_PCI_STACKS;
-	if (tpd->stack_size <= TRN_PCI_FW_CARVEOUT ||
-	    !IS_ALIGNED(tpd->stack_size, SZ_1M))
-		return dev_err_probe(dev, -ENODEV,
-				     "HBM BAR of %pa bytes is too small for %u stacks\n",
+	ret = trn_pci_hbm_layout(tpd, part, hbm_len);
+	if (ret)
+		return dev_err_probe(dev, ret,
+				     "HBM BAR of %pa bytes cannot hold %u stacks\n",
 				     &hbm_len, TRN_PCI_STACKS);
-	tpd->stack_usable = tpd->stack_size - TRN_PCI_FW_CARVEOUT;
 	tpd->hbm_usable = TRN_PCI_STACKS * tpd->stack_usable;
 	/* Nothing of it cleared yet: trn_pci_hbm_populate(). */
 	tpd->hbm_scrubbed =
@@ -294,11 +350,22 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (!tpd->hbm_scrubbed)
 		return -ENOMEM;
 	mutex_init(&tpd->scrub_lock);
-	/* Device memory for the CPU: write-combined, as AWS's driver maps it. */
+	/*
+	 * Device memory for the CPU: write-combined, as AWS's driver maps
+	 * it, and only what trn allocates: not the firmware's carve-outs,
+	 * not the gaps between a real part's stacks.
+	 */
 	tpd->hbm_phys = pci_resource_start(pdev, TRN_PCI_BAR_HBM);
-	tpd->hbm = devm_ioremap_wc(dev, tpd->hbm_phys, hbm_len);
-	if (!tpd->hbm)
-		return dev_err_probe(dev, -ENOMEM, "cannot map the HBM BAR\n");
+	for (i = 0; i < TRN_PCI_STACKS; i++) {
+		tpd->stack_io[i] =
+			devm_ioremap_wc(dev, tpd->hbm_phys +
+					i * tpd->stack_stride +
+					TRN_PCI_FW_CARVEOUT,
+					tpd->stack_usable);
+		if (!tpd->stack_io[i])
+			return dev_err_probe(dev, -ENOMEM,
+					     "cannot map HBM stack %u\n", i);
+	}
 
 	/* The device's host window: DMA addresses below its bit 46. */
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(46));
@@ -306,7 +373,7 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return dev_err_probe(dev, ret, "no 46-bit DMA\n");
 	pci_set_master(pdev);
 
-	ret = trn_pci_reset_qemu(tpd);
+	ret = trn_pci_reset(tpd);
 	if (ret)
 		return dev_err_probe(dev, ret, "reset did not complete\n");
 	ret = trn_pci_read_identity(tpd);
@@ -320,8 +387,9 @@ static int trn_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = trn_pci_register(tpd, part);
 	if (ret)
 		return dev_err_probe(dev, ret, "cannot register with trn\n");
-	dev_info(dev, "trn_pci: %s (%04x:%04x rev %u, QEMU mode), routing id %u, serial %016llx, HBM %u x %llu MiB (%llu MiB usable), UDMA self-test passed\n",
+	dev_info(dev, "trn_pci: %s (%04x:%04x rev %u, %s), routing id %u, serial %016llx, HBM %u x %llu MiB (%llu MiB usable), UDMA self-test passed\n",
 		 tpd->name, pdev->vendor, pdev->device, pdev->revision,
+		 tpd->qemu_mode ? "QEMU mode" : "firmware reset",
 		 tpd->routing_id, tpd->serial, TRN_PCI_STACKS,
 		 tpd->stack_size >> 20, tpd->hbm_usable >> 20);
 	return 0;

@@ -55,7 +55,17 @@ static u64 trn_pci_hbm_bar_off(const struct trn_pci_dev *tpd, u64 off,
 	unsigned int stack;
 	u64 in_stack = trn_pci_hbm_locate(tpd, off, &stack, contig);
 
-	return stack * tpd->stack_size + in_stack;
+	return stack * tpd->stack_stride + in_stack;
+}
+
+/* The CPU's mapping of byte @off of the allocator's range. */
+static void __iomem *trn_pci_hbm_io(const struct trn_pci_dev *tpd, u64 off,
+				    u64 *contig)
+{
+	unsigned int stack;
+	u64 in_stack = trn_pci_hbm_locate(tpd, off, &stack, contig);
+
+	return tpd->stack_io[stack] + (in_stack - TRN_PCI_FW_CARVEOUT);
 }
 
 /**
@@ -344,17 +354,17 @@ int trn_pci_read(struct trn_pci_dev *tpd, struct trn_pci_cursor *cur,
 		 u64 off, void *buf, size_t len)
 {
 	const struct trn_pci_map *m = cur->map;
-	u64 contig, in_sg, bar;
+	u64 contig, in_sg;
 	struct page *page;
+	void __iomem *io;
 	size_t n;
 	void *va;
 
 	while (len) {
 		if (!m->sgt) {
-			bar = trn_pci_hbm_bar_off(tpd, m->hbm_offset + off,
-						  &contig);
+			io = trn_pci_hbm_io(tpd, m->hbm_offset + off, &contig);
 			n = min_t(u64, len, contig);
-			memcpy_fromio(buf, tpd->hbm + bar, n);
+			memcpy_fromio(buf, io, n);
 		} else {
 			if (!trn_pci_seek(cur, off))
 				return -EFAULT;
@@ -409,12 +419,13 @@ int trn_pci_hbm_pfn(struct trn_device *tdev, u64 offset, unsigned long *pfn)
 void trn_pci_hbm_clear(struct trn_device *tdev, u64 offset, u64 size)
 {
 	struct trn_pci_dev *tpd = trn_pci_of(tdev);
-	u64 contig, bar, n;
+	void __iomem *io;
+	u64 contig, n;
 
 	while (size) {
-		bar = trn_pci_hbm_bar_off(tpd, offset, &contig);
+		io = trn_pci_hbm_io(tpd, offset, &contig);
 		n = min(size, contig);
-		memset_io(tpd->hbm + bar, 0, n);
+		memset_io(io, 0, n);
 		offset += n;
 		size -= n;
 		cond_resched();
@@ -475,17 +486,18 @@ void trn_pci_hbm_read(struct trn_device *tdev, u64 offset, void *buf,
 		      size_t size)
 {
 	struct trn_pci_dev *tpd = trn_pci_of(tdev);
-	u64 contig, bar;
+	void __iomem *io;
 	size_t n;
+	u64 contig;
 
 	while (size) {
 		if (offset >= tpd->hbm_usable) {
 			memset(buf, 0, size);
 			return;
 		}
-		bar = trn_pci_hbm_bar_off(tpd, offset, &contig);
+		io = trn_pci_hbm_io(tpd, offset, &contig);
 		n = min_t(u64, size, contig);
-		memcpy_fromio(buf, tpd->hbm + bar, n);
+		memcpy_fromio(buf, io, n);
 		buf += n;
 		offset += n;
 		size -= n;

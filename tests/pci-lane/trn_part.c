@@ -2,9 +2,10 @@
 /*
  * Copyright (c) 2026 The trn authors
  *
- * A QEMU model of an AWS Trainium2 / Trainium3 part in the "QEMU mode" of
- * AWS's own driver (PCI revision 255), so that trn's PCI backend runs on
- * every test run without hardware. It models what the backend uses, at the
+ * A QEMU model of an AWS Trainium2 / Trainium3 part, in the "QEMU mode" of
+ * AWS's own driver (PCI revision 255) or, with any other revision, as a
+ * real part looks to a driver, so that trn's PCI backend runs on every
+ * test run without hardware. It models what the backend uses, at the
  * part's offsets (Documentation/hardware.md lists each fact and where it
  * comes from):
  *
@@ -14,8 +15,14 @@
  * - BAR0, the register space (4 GiB): MISC RAM, the reset register, the
  *   semaphores and events of the 8 NeuronCores, and the 132 UDMA engines
  *   of 16 queues each;
- * - BAR4, device memory: 4 stacks of hbm-stack-mib each, seen by the
- *   device at the part's sparse stack addresses;
+ * - BAR4, device memory: 4 stacks, seen by the device at the part's sparse
+ *   stack addresses. QEMU mode: hbm-stack-mib each, back to back. A real
+ *   part: the generation's 24 GiB (Trn2) or 36 GiB (Trn3) each, stack n
+ *   at n * 64 GiB of a 256 GiB BAR4 (host memory backs only what the guest
+ *   touches);
+ * - reset: QEMU mode, one write to the reset register; a real part, a
+ *   request to the firmware through MISC RAM (reset type, doorbell), while
+ *   which the firmware does not answer (MISC RAM reads 0xdeadbeef);
  * - UDMA: an M2S (read) ring and an S2M (write) ring per queue, 16-byte
  *   descriptors, a tail-increment doorbell; host memory is device address
  *   | bit 46, reached with pci_dma_*() (so through an emulated IOMMU).
@@ -29,9 +36,11 @@
  * their reset bit, until a device reset (which clears the knob); "dma-error" makes
  * the next descriptor fail (the queue stops with bit 0 of its status
  * register set until it is reset); "reset-stuck" makes device resets
- * never finish (the reset register keeps reading 1, no DMA runs) until it
- * is cleared, which finishes a pending one; "removed" turns the part into a
- * surprise-removed one: reads return all ones, writes and DMA stop.
+ * never finish (the reset register keeps reading 1, or the firmware stays
+ * silent, and no DMA runs) until it is cleared, which finishes a pending
+ * one; "removed" turns the part into a surprise-removed one: reads return
+ * all ones, writes and DMA stop. "fw-resets" (read only) counts a real
+ * part's firmware resets.
  *
  * What the model does where the public facts are silent (marked as the
  * model's own in hardware.md): M2S and S2M descriptors pair one to one
@@ -71,7 +80,17 @@ DECLARE_INSTANCE_CHECKER(TrnPartState, TRN_PART, TYPE_TRN_PART)
 #define TRN_MISC_ROUTING_ID	0x24
 #define TRN_MISC_SERIAL_LO	0x38
 #define TRN_MISC_SERIAL_HI	0x3c
+#define TRN_MISC_FW_TPB_MAP	0x1d8
+#define TRN_MISC_FW_RESET	0x1ec
+#define TRN_MISC_FW_DOORBELL	0x800
+#define TRN_MISC_FW_STATUS	0x808
+#define TRN_FW_NOT_READY	0xdeadbeef
 #define TRN_RESET_REG		0x06300010
+
+/* A real part's HBM: stacks 64 GiB apart in BAR4, of this much each. */
+#define TRN_REAL_STACK_STRIDE	(64 * GiB)
+#define TRN2_STACK_ACTIVE	(24 * GiB)
+#define TRN3_STACK_ACTIVE	(36 * GiB)
 #define TRN_NC_COUNT		8
 #define TRN_NC_BASE		0xd0000000ULL
 #define TRN_NC_STRIDE		0x04000000ULL
@@ -122,6 +141,8 @@ DECLARE_INSTANCE_CHECKER(TrnPartState, TRN_PART, TYPE_TRN_PART)
 /* Bytes one run of the DMA bottom half moves before it yields. */
 #define TRN_DMA_BUDGET		(4 * MiB)
 #define TRN_RESET_NS		(10 * SCALE_MS)
+/* A real part's firmware takes longer (the model's own figure). */
+#define TRN_FW_RESET_NS		(50 * SCALE_MS)
 
 static const uint64_t trn_seng_base[TRN_SENGS] = {
 	0x82000000, 0x94000000, 0xa2000000, 0xb4000000,
@@ -155,6 +176,8 @@ struct TrnPartState {
 	PCIDevice pdev;
 	MemoryRegion bar0;
 	MemoryRegion hbm;
+	MemoryRegion hbm_bar;		/* a real part's sparse BAR4 */
+	MemoryRegion hbm_stack[TRN_STACKS];
 	uint8_t *hbm_ptr;
 	QEMUBH *dma_bh;
 	QEMUTimer reset_timer;
@@ -174,8 +197,12 @@ struct TrnPartState {
 	bool reset_stuck;
 	bool removed;
 
+	bool real;			/* not QEMU mode: revision != 255 */
 	uint64_t stack_size;
-	uint32_t reset_reg;
+	uint32_t reset_reg;		/* a reset is under way (both modes) */
+	uint32_t fw_reset;		/* MISC RAM: the reset type requested */
+	uint32_t fw_tpb_map;
+	uint32_t fw_resets;		/* firmware resets done, for tests */
 	uint32_t sem[TRN_NC_COUNT][TRN_NC_SEMS];
 	uint32_t event[TRN_NC_COUNT][TRN_NC_SEMS];
 	TrnQueue q[TRN_ENGINES][TRN_QUEUES];
@@ -463,6 +490,9 @@ static void trn_queue_write(TrnPartState *s, int e, uint64_t off,
 
 static uint64_t trn_misc_read(TrnPartState *s, uint64_t off)
 {
+	/* A real part's firmware does not answer while it resets the part. */
+	if (s->real && s->reset_reg)
+		return TRN_FW_NOT_READY;
 	switch (off) {
 	case TRN_MISC_FW_API:
 		return 1;
@@ -473,7 +503,54 @@ static uint64_t trn_misc_read(TrnPartState *s, uint64_t off)
 	case TRN_MISC_SERIAL_HI:
 		return s->serial >> 32;
 	}
+	if (!s->real)
+		return 0;
+	switch (off) {
+	case TRN_MISC_FW_TPB_MAP:
+		return s->fw_tpb_map;
+	case TRN_MISC_FW_RESET:
+		return s->fw_reset;
+	case TRN_MISC_FW_STATUS:
+		/* Its busy bit (3) shows only in 0xdeadbeef, above. */
+		return 0;
+	}
 	return 0;
+}
+
+static uint64_t trn_reset_ns(TrnPartState *s)
+{
+	return qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
+	       (s->real ? TRN_FW_RESET_NS : TRN_RESET_NS);
+}
+
+/* A device reset starts: no DMA runs until trn_reset_done(). */
+static void trn_reset_start(TrnPartState *s)
+{
+	s->reset_reg = 1;
+	if (!s->reset_stuck)
+		timer_mod(&s->reset_timer, trn_reset_ns(s));
+}
+
+/*
+ * A real part's firmware mailbox: a reset type (1 the device, 2 the cores
+ * of the map) and a doorbell. The model resets the whole part for either.
+ */
+static void trn_misc_write(TrnPartState *s, uint64_t off, uint32_t val)
+{
+	if (!s->real || s->reset_reg)
+		return;
+	switch (off) {
+	case TRN_MISC_FW_TPB_MAP:
+		s->fw_tpb_map = val;
+		break;
+	case TRN_MISC_FW_RESET:
+		s->fw_reset = val;
+		break;
+	case TRN_MISC_FW_DOORBELL:
+		if (s->fw_reset == 1 || s->fw_reset == 2)
+			trn_reset_start(s);
+		break;
+	}
 }
 
 /* Semaphores and events of NeuronCore @nc; @off inside its window. */
@@ -505,7 +582,7 @@ static uint64_t trn_bar0_read(void *opaque, hwaddr addr, unsigned int size)
 	if (s->removed)
 		return ~0ULL;
 	if (addr == TRN_RESET_REG)
-		return s->reset_reg;
+		return s->real ? 0 : s->reset_reg;
 	if (addr >= TRN_MISC_BASE && addr < TRN_MISC_BASE + TRN_MISC_SIZE)
 		return trn_misc_read(s, addr - TRN_MISC_BASE);
 	if (addr >= TRN_NC_BASE &&
@@ -531,12 +608,16 @@ static void trn_bar0_write(void *opaque, hwaddr addr, uint64_t val,
 	if (s->removed)
 		return;
 	if (addr == TRN_RESET_REG) {
-		/* Any value starts a reset; the register reads 0 once done. */
-		s->reset_reg = 1;
-		if (!s->reset_stuck)
-			timer_mod(&s->reset_timer,
-				  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) +
-				  TRN_RESET_NS);
+		/*
+		 * QEMU mode: any value starts a reset; the register reads 0
+		 * once done. A real part has no such register.
+		 */
+		if (!s->real)
+			trn_reset_start(s);
+		return;
+	}
+	if (addr >= TRN_MISC_BASE && addr < TRN_MISC_BASE + TRN_MISC_SIZE) {
+		trn_misc_write(s, addr - TRN_MISC_BASE, val);
 		return;
 	}
 	if (addr >= TRN_NC_BASE &&
@@ -589,6 +670,11 @@ static void trn_reset_done(void *opaque)
 
 	trn_part_reset_state(s);
 	s->reset_reg = 0;
+	if (s->real) {
+		/* The firmware took the request and is back. */
+		s->fw_reset = 0;
+		s->fw_resets++;
+	}
 }
 
 static void trn_part_realize(PCIDevice *pdev, Error **errp)
@@ -603,13 +689,18 @@ static void trn_part_realize(PCIDevice *pdev, Error **errp)
 			   s->device_id);
 		return;
 	}
-	if (s->hbm_stack_mib < 32 || s->hbm_stack_mib > 1024 ||
-	    !is_power_of_2(s->hbm_stack_mib)) {
+	s->real = s->revision != TRN_REVISION_QEMU;
+	if (s->real) {
+		s->stack_size = s->device_id == TRN_DEVICE_TRN2 ?
+				TRN2_STACK_ACTIVE : TRN3_STACK_ACTIVE;
+	} else if (s->hbm_stack_mib < 32 || s->hbm_stack_mib > 1024 ||
+		   !is_power_of_2(s->hbm_stack_mib)) {
 		error_setg(errp, "trn-part: hbm-stack-mib %u is not a power of two from 32 to 1024",
 			   s->hbm_stack_mib);
 		return;
+	} else {
+		s->stack_size = (uint64_t)s->hbm_stack_mib * MiB;
 	}
-	s->stack_size = (uint64_t)s->hbm_stack_mib * MiB;
 	hbm_size = TRN_STACKS * s->stack_size;
 
 	pci_set_word(pdev->config + PCI_DEVICE_ID, s->device_id);
@@ -617,11 +708,31 @@ static void trn_part_realize(PCIDevice *pdev, Error **errp)
 
 	memory_region_init_io(&s->bar0, OBJECT(s), &trn_bar0_ops, s,
 			      "trn-part-bar0", TRN_BAR0_SIZE);
-	memory_region_init_ram(&s->hbm, OBJECT(s), "trn-part-hbm", hbm_size,
-			       errp);
+	/*
+	 * Not reserved: of a real part's 96 or 144 GiB, host memory backs
+	 * only the pages the guest touches.
+	 */
+	memory_region_init_ram_flags_nomigrate(&s->hbm, OBJECT(s),
+					       "trn-part-hbm", hbm_size,
+					       RAM_NORESERVE, errp);
 	if (*errp)
 		return;
 	s->hbm_ptr = memory_region_get_ram_ptr(&s->hbm);
+	if (s->real) {
+		unsigned int i;
+
+		memory_region_init(&s->hbm_bar, OBJECT(s), "trn-part-bar4",
+				   TRN_STACKS * TRN_REAL_STACK_STRIDE);
+		for (i = 0; i < TRN_STACKS; i++) {
+			memory_region_init_alias(&s->hbm_stack[i], OBJECT(s),
+						 "trn-part-hbm-stack", &s->hbm,
+						 i * s->stack_size,
+						 s->stack_size);
+			memory_region_add_subregion(&s->hbm_bar,
+						    i * TRN_REAL_STACK_STRIDE,
+						    &s->hbm_stack[i]);
+		}
+	}
 	/*
 	 * Both 64-bit and prefetchable: a 4 GiB register BAR only fits a
 	 * PCIe root port's 64-bit window, which is the prefetchable one.
@@ -631,7 +742,8 @@ static void trn_part_realize(PCIDevice *pdev, Error **errp)
 			 PCI_BASE_ADDRESS_MEM_PREFETCH, &s->bar0);
 	pci_register_bar(pdev, 4, PCI_BASE_ADDRESS_SPACE_MEMORY |
 			 PCI_BASE_ADDRESS_MEM_TYPE_64 |
-			 PCI_BASE_ADDRESS_MEM_PREFETCH, &s->hbm);
+			 PCI_BASE_ADDRESS_MEM_PREFETCH,
+			 s->real ? &s->hbm_bar : &s->hbm);
 
 	if (pci_bus_is_express(pci_get_bus(pdev))) {
 		if (pcie_endpoint_cap_init(pdev, 0x80) < 0) {
@@ -664,6 +776,7 @@ static void trn_part_qdev_reset(DeviceState *dev)
 
 	timer_del(&s->reset_timer);
 	s->reset_reg = 0;
+	s->fw_reset = 0;
 	trn_part_reset_state(s);
 }
 
@@ -689,8 +802,7 @@ static void trn_set_reset_stuck(Object *obj, bool val, Error **errp)
 
 	s->reset_stuck = val;
 	if (!val && s->reset_reg && !timer_pending(&s->reset_timer))
-		timer_mod(&s->reset_timer,
-			  qemu_clock_get_ns(QEMU_CLOCK_VIRTUAL) + TRN_RESET_NS);
+		timer_mod(&s->reset_timer, trn_reset_ns(s));
 }
 
 static bool trn_get_removed(Object *obj, Error **errp)
@@ -724,6 +836,8 @@ static void trn_part_instance_init(Object *obj)
 				 trn_set_reset_stuck);
 	object_property_add_bool(obj, "removed", trn_get_removed,
 				 trn_set_removed);
+	object_property_add_uint32_ptr(obj, "fw-resets", &s->fw_resets,
+				       OBJ_PROP_FLAG_READ);
 }
 
 static Property trn_part_properties[] = {
@@ -750,7 +864,7 @@ static void trn_part_class_init(ObjectClass *klass, void *data)
 	k->device_id = TRN_DEVICE_TRN2;
 	k->revision = TRN_REVISION_QEMU;
 	k->class_id = PCI_CLASS_OTHERS;
-	dc->desc = "AWS Trainium2/3 part (model of AWS's QEMU mode)";
+	dc->desc = "AWS Trainium2/3 part (model: AWS's QEMU mode, or a real part's layout)";
 	dc->reset = trn_part_qdev_reset;
 	device_class_set_props(dc, trn_part_properties);
 	set_bit(DEVICE_CATEGORY_MISC, dc->categories);
