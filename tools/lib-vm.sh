@@ -956,7 +956,7 @@ _trn_lane_boot() {
 			# every kernel mapping, an eighth of its size, and
 			# trn_pci maps a real part's 144 GiB of HBM.
 			case "$1,$p" in pci-debug,*revision=*) case "$p" in
-				*revision=255*) ;;
+				*revision=255* | *revision=0xff*) ;;
 				*) continue ;;
 			esac ;; esac
 			_trn_boot_qemu="$_trn_boot_qemu -device pcie-root-port,id=trnrp$i,chassis=$((i + 1)),slot=$((i + 1))"

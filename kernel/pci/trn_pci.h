@@ -211,9 +211,13 @@ struct trn_pci_dev {
  * reset reads all ones for a moment too.
  */
 #define TRN_PCI_HEARTBEAT	HZ
-/* How long a real part's firmware may take to reset it (our choice). */
-#define TRN_PCI_FW_RESET_TIMEOUT_US	(60 * USEC_PER_SEC)
 #define TRN_PCI_SILENT_BEATS	3
+
+/*
+ * How long a real part's firmware may take to take a reset request, and
+ * then to bring the part back: 60 s in all (our choice).
+ */
+#define TRN_PCI_FW_RESET_STEP_US	(30 * USEC_PER_SEC)
 
 /* Device memory is cleared on first use in granules of this size. */
 #define TRN_PCI_SCRUB_GRANULE	SZ_2M

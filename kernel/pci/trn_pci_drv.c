@@ -232,12 +232,12 @@ static int trn_pci_reset_fw(struct trn_pci_dev *tpd)
 	writel(1, misc + TRN_PCI_MISC_FW_DOORBELL);
 	ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_RESET, val,
 				 !val || val == U32_MAX, 10 * USEC_PER_MSEC,
-				 TRN_PCI_FW_RESET_TIMEOUT_US);
+				 TRN_PCI_FW_RESET_STEP_US);
 	if (!ret && val != U32_MAX)
 		ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_STATUS, val,
 					 !(val & TRN_PCI_FW_STATUS_BUSY) ||
 					 val == U32_MAX, 10 * USEC_PER_MSEC,
-					 TRN_PCI_FW_RESET_TIMEOUT_US);
+					 TRN_PCI_FW_RESET_STEP_US);
 	if (!ret && val == U32_MAX)
 		ret = -ENODEV;
 	return ret;
