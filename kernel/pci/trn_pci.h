@@ -214,9 +214,13 @@ struct trn_pci_dev {
 #define TRN_PCI_SILENT_BEATS	3
 
 /*
- * How long a real part's firmware may take to take a reset request, and
- * then to bring the part back: 60 s in all (our choice).
+ * How long a real part's firmware may take to take a reset request (it
+ * is sent again, up to %TRN_PCI_FW_RESET_SENDS times in all, as AWS's
+ * driver does), and then to bring the part back: 60 s in all (our
+ * choice).
  */
+#define TRN_PCI_FW_RESET_SENDS		3
+#define TRN_PCI_FW_RESET_TAKE_US	(10 * USEC_PER_SEC)
 #define TRN_PCI_FW_RESET_STEP_US	(30 * USEC_PER_SEC)
 
 /* Device memory is cleared on first use in granules of this size. */

@@ -25,6 +25,7 @@
 #include <linux/dma-mapping.h>
 #include <linux/io.h>
 #include <linux/iopoll.h>
+#include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -216,28 +217,56 @@ static int trn_pci_reset_qemu(struct trn_pci_dev *tpd)
 	return ret;
 }
 
+static void trn_pci_fw_request_reset(void __iomem *misc)
+{
+	writel(TRN_PCI_FW_RESET_DEVICE, misc + TRN_PCI_MISC_FW_RESET);
+	writel(1, misc + TRN_PCI_MISC_FW_DOORBELL);
+}
+
 /*
  * A real part: the reset is a request to its firmware. The request type
  * reads back until the firmware takes it (0), and MISC RAM reads
  * TRN_PCI_NOT_READY while the firmware resets the part, whose status
- * shows TRN_PCI_FW_STATUS_BUSY until the part is back.
+ * shows TRN_PCI_FW_STATUS_BUSY until the part is back. A request still
+ * untaken (the type reads back) after TRN_PCI_FW_RESET_TAKE_US is sent
+ * again; one under way (TRN_PCI_NOT_READY) is waited for.
  */
 static int trn_pci_reset_fw(struct trn_pci_dev *tpd)
 {
 	void __iomem *misc = tpd->regs + TRN_PCI_MISC;
+	ktime_t now = ktime_get();
+	ktime_t deadline = ktime_add_us(now, TRN_PCI_FW_RESET_STEP_US);
+	ktime_t resend = ktime_add_us(now, TRN_PCI_FW_RESET_TAKE_US);
+	unsigned int sends = 1;
 	u32 val;
 	int ret;
 
-	writel(TRN_PCI_FW_RESET_DEVICE, misc + TRN_PCI_MISC_FW_RESET);
-	writel(1, misc + TRN_PCI_MISC_FW_DOORBELL);
-	ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_RESET, val,
-				 !val || val == U32_MAX, 10 * USEC_PER_MSEC,
+	trn_pci_fw_request_reset(misc);
+	for (;;) {
+		val = readl(misc + TRN_PCI_MISC_FW_RESET);
+		if (!val || val == U32_MAX)
+			break;
+		now = ktime_get();
+		if (ktime_after(now, deadline))
+			return -ETIMEDOUT;
+		if (val == TRN_PCI_FW_RESET_DEVICE && ktime_after(now, resend) &&
+		    sends < TRN_PCI_FW_RESET_SENDS) {
+			trn_pci_fw_request_reset(misc);
+			sends++;
+			resend = ktime_add_us(now, TRN_PCI_FW_RESET_TAKE_US);
+		}
+		fsleep(10 * USEC_PER_MSEC);
+	}
+	if (val == U32_MAX)
+		return -ENODEV;
+	if (sends > 1)
+		dev_info(&tpd->pdev->dev,
+			 "trn_pci: the firmware took the reset request sent %u times\n",
+			 sends);
+	ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_STATUS, val,
+				 !(val & TRN_PCI_FW_STATUS_BUSY) ||
+				 val == U32_MAX, 10 * USEC_PER_MSEC,
 				 TRN_PCI_FW_RESET_STEP_US);
-	if (!ret && val != U32_MAX)
-		ret = readl_poll_timeout(misc + TRN_PCI_MISC_FW_STATUS, val,
-					 !(val & TRN_PCI_FW_STATUS_BUSY) ||
-					 val == U32_MAX, 10 * USEC_PER_MSEC,
-					 TRN_PCI_FW_RESET_STEP_US);
 	if (!ret && val == U32_MAX)
 		ret = -ENODEV;
 	return ret;

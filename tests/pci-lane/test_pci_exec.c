@@ -1248,6 +1248,38 @@ TEST_F(part, failed_device_reset_wedges)
 }
 
 /*
+ * A real part's firmware that misses a reset request (the model's fw-deaf
+ * knob: it ignores the next doorbell, the request stays untaken) gets it
+ * again: trn_pci sends it anew after 10 s, and the bind whose probe resets
+ * the part succeeds, with one firmware reset done and the knob used up.
+ * QEMU mode resets through a register, with no firmware to miss it.
+ */
+TEST_F(part, firmware_request_sent_again)
+{
+	int minor = find_variant(variant), step;
+	long long fw_resets0;
+	char bdf[64];
+
+	if (!variant->real)
+		SKIP(return, "QEMU mode resets through a register: no firmware request to miss");
+	ASSERT_LE(0, minor);
+	ASSERT_EQ(0, part_bdf(minor, bdf, sizeof(bdf)));
+	fw_resets0 = knob_get(variant->qom, "fw-resets");
+	ASSERT_LE(1, fw_resets0);
+	ASSERT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/unbind", bdf));
+	ASSERT_EQ(0, knob(variant->qom, "fw-deaf", "1"));
+	EXPECT_EQ(0, write_str("/sys/bus/pci/drivers/trn_pci/bind", bdf));
+	EXPECT_EQ(0, knob_get(variant->qom, "fw-deaf"));
+	EXPECT_EQ(fw_resets0 + 1, knob_get(variant->qom, "fw-resets"));
+	ASSERT_EQ(0, knob(variant->qom, "fw-deaf", "0"));
+	minor = find_variant(variant);
+	ASSERT_LE(0, minor);
+	step = copy_works(minor, 0);
+	EXPECT_EQ(0, step) TH_LOG("step %d of the copy on the rebound part failed",
+				  step);
+}
+
+/*
  * A part that stops answering while nothing runs on it (the model's
  * "removed" knob: every read returns all ones, as after a surprise
  * removal) is found by trn_pci's heartbeat, not by a tenant's job: within

@@ -40,7 +40,8 @@
  * silent, and no DMA runs) until it is cleared, which finishes a pending
  * one; "removed" turns the part into a surprise-removed one: reads return
  * all ones, writes and DMA stop. "fw-resets" (read only) counts a real
- * part's firmware resets.
+ * part's firmware resets; "fw-deaf" (a count) makes its firmware miss
+ * that many doorbells, leaving the reset request untaken.
  *
  * What the model does where the public facts are silent (marked as the
  * model's own in hardware.md): M2S and S2M descriptors pair one to one
@@ -203,6 +204,7 @@ struct TrnPartState {
 	uint32_t fw_reset;		/* MISC RAM: the reset type requested */
 	uint32_t fw_tpb_map;
 	uint32_t fw_resets;		/* firmware resets done, for tests */
+	uint32_t fw_deaf;		/* doorbells the firmware will miss */
 	uint32_t sem[TRN_NC_COUNT][TRN_NC_SEMS];
 	uint32_t event[TRN_NC_COUNT][TRN_NC_SEMS];
 	TrnQueue q[TRN_ENGINES][TRN_QUEUES];
@@ -547,6 +549,11 @@ static void trn_misc_write(TrnPartState *s, uint64_t off, uint32_t val)
 		s->fw_reset = val;
 		break;
 	case TRN_MISC_FW_DOORBELL:
+		if (s->fw_deaf) {
+			/* The "fw-deaf" knob: the request stays untaken. */
+			s->fw_deaf--;
+			break;
+		}
 		if (s->fw_reset == 1 || s->fw_reset == 2)
 			trn_reset_start(s);
 		break;
@@ -838,6 +845,8 @@ static void trn_part_instance_init(Object *obj)
 				 trn_set_removed);
 	object_property_add_uint32_ptr(obj, "fw-resets", &s->fw_resets,
 				       OBJ_PROP_FLAG_READ);
+	object_property_add_uint32_ptr(obj, "fw-deaf", &s->fw_deaf,
+				       OBJ_PROP_FLAG_READWRITE);
 }
 
 static Property trn_part_properties[] = {
