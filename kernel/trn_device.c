@@ -35,6 +35,13 @@ VISIBLE_IF_KUNIT int trn_desc_validate(struct device *parent,
 		dev_err(parent, "device without cores, queues or memory\n");
 		return -EINVAL;
 	}
+	if (!desc->hbm_stacks || desc->hbm_stacks > TRN_MAX_HBM_STACKS ||
+	    desc->hbm_size % desc->hbm_stacks ||
+	    !PAGE_ALIGNED(desc->hbm_size / desc->hbm_stacks)) {
+		dev_err(parent, "invalid HBM stacks: %u of %llu bytes\n",
+			desc->hbm_stacks, desc->hbm_size);
+		return -EINVAL;
+	}
 	if (!PAGE_ALIGNED(desc->va_start) || !PAGE_ALIGNED(desc->va_size) ||
 	    !desc->va_size || desc->va_start + desc->va_size < desc->va_start) {
 		dev_err(parent, "invalid device VA range\n");

@@ -740,8 +740,11 @@ int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file);
 
 /* trn_hbm.c */
 int trn_hbm_init(struct trn_device *tdev);
+/* trn_hbm_alloc()'s @stack for a range that may lie anywhere. */
+#define TRN_HBM_ANY_STACK	(-1)
 int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
-		  u64 size, u64 align);
+		  u64 size, u64 align, int stack);
+u64 trn_hbm_stack_size(const struct trn_device *tdev);
 void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node);
 u64 trn_hbm_used(struct trn_device *tdev);
 int trn_dmem_charge(struct trn_device *tdev, u64 size,

@@ -51,7 +51,9 @@
 #include "trn_compat.h"
 #include "trn_drv.h"
 
-#define TRN_BO_CREATE_FLAGS	(DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY)
+#define TRN_BO_CREATE_FLAGS \
+	(DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY | \
+	 DRM_TRN_BO_ON_STACK | DRM_TRN_BO_STACK_MASK)
 
 /* Host and user memory is tracked in one page array: bound its size. */
 #define TRN_BO_MAX_HOST_SIZE \
@@ -773,16 +775,21 @@ static u64 trn_bo_default_align(u64 size, u64 align)
 
 static int trn_bo_create_hbm(struct trn_device *tdev, struct trn_bo *bo)
 {
+	int stack = TRN_HBM_ANY_STACK;
 	u64 size = bo->base.size;
 	int ret;
 
-	if (size > tdev->desc.hbm_size)
+	if (bo->flags & DRM_TRN_BO_ON_STACK)
+		stack = (bo->flags & DRM_TRN_BO_STACK_MASK) >>
+			DRM_TRN_BO_STACK_SHIFT;
+	if (size > (stack == TRN_HBM_ANY_STACK ? tdev->desc.hbm_size :
+					      trn_hbm_stack_size(tdev)))
 		return -E2BIG;
 	/* Within the caller's dmem cgroup limit first, then the device. */
 	ret = trn_dmem_charge(tdev, size, &bo->dmem_pool);
 	if (ret)
 		return ret;
-	return trn_hbm_alloc(tdev, &bo->hbm, size, bo->align);
+	return trn_hbm_alloc(tdev, &bo->hbm, size, bo->align, stack);
 }
 
 /*
@@ -949,14 +956,30 @@ struct trn_bo *trn_bo_create_uq(struct drm_file *file, u64 size)
 	return bo;
 }
 
+/*
+ * A stack number only with DRM_TRN_BO_ON_STACK, which only device memory
+ * takes, and only for a stack the device has.
+ */
+static bool trn_bo_stack_valid(struct trn_device *tdev, u32 placement,
+			       u32 flags)
+{
+	u32 stack = (flags & DRM_TRN_BO_STACK_MASK) >> DRM_TRN_BO_STACK_SHIFT;
+
+	if (!(flags & DRM_TRN_BO_ON_STACK))
+		return !stack;
+	return placement == DRM_TRN_PLACEMENT_HBM &&
+	       stack < tdev->desc.hbm_stacks;
+}
+
 /**
  * trn_ioctl_bo_create() - handler of DRM_IOCTL_TRN_BO_CREATE
  * @drm: the device
  * @data: &struct drm_trn_bo_create
  * @file: the caller
  *
- * Return: 0; -EINVAL for bad arguments; -E2BIG for a size the device can
- * never provide; -ENOMEM when memory or address space is exhausted, or the
+ * Return: 0; -EINVAL for bad arguments; -E2BIG for a size the device (or
+ * the stack asked for) can never provide; -ENOMEM when memory (of that
+ * stack) or address space is exhausted, or the
  * caller's memory cgroup (host) or dmem cgroup (device memory) limit is
  * reached; -EDQUOT beyond the caller's limits.
  */
@@ -975,6 +998,8 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 	if (!hbm && args->placement != DRM_TRN_PLACEMENT_HOST)
 		return -EINVAL;
 	if (hbm && args->flags & DRM_TRN_BO_HOST_WC)
+		return -EINVAL;
+	if (!trn_bo_stack_valid(tdev, args->placement, args->flags))
 		return -EINVAL;
 	if (args->alignment && (!is_power_of_2(args->alignment) ||
 				args->alignment > DRM_TRN_BO_MAX_ALIGNMENT))

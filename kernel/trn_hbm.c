@@ -2,7 +2,9 @@
 /*
  * Copyright (c) 2026 The trn authors
  *
- * Device memory (HBM): a best-fit range allocator over the device's memory.
+ * Device memory (HBM): a best-fit range allocator over the device's memory,
+ * one range of offsets whose equal parts are its HBM stacks; a buffer may
+ * be placed within one stack, or go wherever it fits (across stacks too).
  * Memory is cleared when it is freed, so that free memory always reads as
  * zero and a new buffer needs no clearing on the allocation path. Where
  * the kernel has the dmem cgroup controller, the device's memory is one of
@@ -94,27 +96,45 @@ void trn_dmem_uncharge(struct dmem_cgroup_pool_state *pool, u64 size)
 }
 
 /**
+ * trn_hbm_stack_size() - bytes of one HBM stack of a device
+ * @tdev: the device
+ *
+ * Return: the size; stack n holds the offsets [n * size, (n + 1) * size).
+ */
+u64 trn_hbm_stack_size(const struct trn_device *tdev)
+{
+	return div_u64(tdev->desc.hbm_size, tdev->desc.hbm_stacks);
+}
+
+/**
  * trn_hbm_alloc() - allocate device memory
  * @tdev: the device
  * @node: receives the range; must be zeroed
  * @size: bytes, page aligned
  * @align: alignment of the range's start, a power of two
+ * @stack: the HBM stack the whole range must lie in, below
+ *         &trn_device_desc.hbm_stacks, or %TRN_HBM_ANY_STACK
  *
  * The range is populated by the backend (&trn_hw_ops.hbm_populate) before
  * this returns, so that nothing on the way to a fence signalling allocates
  * to reach it.
  *
- * Return: 0, -ENOMEM when no free range is large enough or it cannot be
- * populated, -ENODEV when the device is gone.
+ * Return: 0, -ENOMEM when no free range (of @stack) is large enough or it
+ * cannot be populated, -ENODEV when the device is gone.
  */
 int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
-		  u64 size, u64 align)
+		  u64 size, u64 align, int stack)
 {
+	u64 start = 0, end = tdev->desc.hbm_size;
 	int idx, ret;
 
+	if (stack != TRN_HBM_ANY_STACK) {
+		start = stack * trn_hbm_stack_size(tdev);
+		end = start + trn_hbm_stack_size(tdev);
+	}
 	mutex_lock(&tdev->hbm_lock);
-	ret = drm_mm_insert_node_generic(&tdev->hbm_mm, node, size, align, 0,
-					 DRM_MM_INSERT_BEST);
+	ret = drm_mm_insert_node_in_range(&tdev->hbm_mm, node, size, align, 0,
+					  start, end, DRM_MM_INSERT_BEST);
 	if (!ret)
 		tdev->hbm_used += size;
 	mutex_unlock(&tdev->hbm_lock);

@@ -19,6 +19,10 @@
 
 #include <uapi/drm/trn_accel.h>
 
+/* Stack numbers a buffer's flags can carry (DRM_TRN_BO_STACK_MASK). */
+#define TRN_MAX_HBM_STACKS \
+	((DRM_TRN_BO_STACK_MASK >> DRM_TRN_BO_STACK_SHIFT) + 1)
+
 struct device;
 struct module;
 struct sg_table;
@@ -31,6 +35,9 @@ struct trn_device;
  * @num_cores: number of NeuronCores, at least one
  * @queues_per_core: hardware queues per NeuronCore, at least one
  * @hbm_size: bytes of device memory
+ * @hbm_stacks: HBM stacks @hbm_size is made of, 1 to 256, each of the same
+ *              size; stack n holds the offsets from n * (@hbm_size /
+ *              @hbm_stacks)
  * @va_start: first device virtual address a context may use (page aligned)
  * @va_size: size of a context's device virtual address range (page aligned)
  * @capabilities: DRM_TRN_CAP_* bits
@@ -47,6 +54,7 @@ struct trn_device_desc {
 	u32 num_cores;
 	u32 queues_per_core;
 	u64 hbm_size;
+	u32 hbm_stacks;
 	u64 va_start;
 	u64 va_size;
 	u64 capabilities;

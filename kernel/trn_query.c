@@ -73,6 +73,7 @@ static int trn_query_device_info(struct trn_device *tdev,
 		.job_timeout_ms = tdev->job_timeout_ms,
 		.ban_faults = TRN_BAN_FAULTS,
 		.user_queues = desc->user_queues,
+		.hbm_stacks = desc->hbm_stacks,
 	};
 
 	return trn_query_copy_out(args, &info, sizeof(info),

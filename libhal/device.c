@@ -39,7 +39,8 @@ _Static_assert(TRN_CAP_SRC_U8 == DRM_TRN_CAP_SRC_U8, "capability");
 /* New fields come out of the reserved tail: size and layout never change. */
 _Static_assert(sizeof(struct trn_device_info) == 264, "trn_device_info size");
 _Static_assert(offsetof(struct trn_device_info, queue_depth) == 136 &&
-	       offsetof(struct trn_device_info, reserved) == 152,
+	       offsetof(struct trn_device_info, hbm_stacks) == 152 &&
+	       offsetof(struct trn_device_info, reserved) == 160,
 	       "trn_device_info layout");
 
 /*
@@ -453,6 +454,7 @@ TRN_PUBLIC int trn_device_info(trn_device_t *dev, struct trn_device_info *info)
 	info->job_timeout_ms = di.job_timeout_ms;
 	info->ban_faults = di.ban_faults;
 	info->user_queues = di.user_queues;
+	info->hbm_stacks = di.hbm_stacks;
 	return 0;
 }
 

@@ -29,6 +29,10 @@ _Static_assert(TRN_PLACEMENT_IMPORTED == DRM_TRN_PLACEMENT_IMPORTED,
 	       "placement");
 _Static_assert(TRN_BO_HOST_WC == DRM_TRN_BO_HOST_WC, "flag");
 _Static_assert(TRN_BO_DEVICE_READ_ONLY == DRM_TRN_BO_DEVICE_READ_ONLY, "flag");
+_Static_assert(TRN_BO_ON_STACK == DRM_TRN_BO_ON_STACK, "flag");
+_Static_assert(TRN_BO_STACK_SHIFT == DRM_TRN_BO_STACK_SHIFT, "flag");
+_Static_assert(TRN_BO_STACK_MASK == DRM_TRN_BO_STACK_MASK, "flag");
+_Static_assert(TRN_BO_STACK(3) == DRM_TRN_BO_STACK(3), "flag");
 _Static_assert(TRN_USERPTR_READ_ONLY == DRM_TRN_USERPTR_READ_ONLY, "flag");
 _Static_assert(TRN_BO_MAX_ALIGNMENT == DRM_TRN_BO_MAX_ALIGNMENT, "alignment");
 _Static_assert(sizeof(struct trn_memory_stats) >=

@@ -207,6 +207,8 @@ static void print_json_device(const struct trn_device_info *info, bool first,
 	printf("      \"queues_per_core\": %" PRIu32 ",\n",
 	       info->queues_per_core);
 	printf("      \"hbm_bytes\": %" PRIu64 ",\n", info->hbm_size);
+	/* 0 from drivers before uAPI 1.8. */
+	printf("      \"hbm_stacks\": %" PRIu32 ",\n", info->hbm_stacks);
 	/* 0 from drivers before uAPI 1.3, which do not report them. */
 	printf("      \"queue_depth\": %" PRIu32 ",\n", info->queue_depth);
 	printf("      \"job_timeout_ms\": %" PRIu32 ",\n",

@@ -173,6 +173,7 @@ static int trn_pci_register(struct trn_pci_dev *tpd,
 		.num_cores = TRN_PCI_CORES,
 		.queues_per_core = TRN_PCI_QUEUES_PER_CORE,
 		.hbm_size = tpd->hbm_usable,
+		.hbm_stacks = TRN_PCI_STACKS,
 		.va_start = TRN_PCI_VA_START,
 		.va_size = TRN_PCI_VA_END - TRN_PCI_VA_START,
 		/* NOP, WRITE, FILL, COPY, CALL and semaphores: trn_pci_cp.c. */

@@ -33,10 +33,13 @@ struct workqueue_struct;
 #define TRN_SIM_MAX_CORES	64
 #define TRN_SIM_MAX_QUEUES	16
 #define TRN_SIM_MAX_HBM_MIB	4096
+#define TRN_SIM_MAX_STACKS	16
 
 #define TRN_SIM_DEFAULT_CORES	8
 #define TRN_SIM_DEFAULT_HBM_MIB	256
 #define TRN_SIM_DEFAULT_QUEUES	4
+/* HBM stacks, as on Trainium2 and 3: placement has something to choose. */
+#define TRN_SIM_DEFAULT_STACKS	4
 /* Freed device memory whose host pages a device keeps for the next buffer. */
 #define TRN_SIM_HBM_KEEP_PAGES	(SZ_16M / PAGE_SIZE)
 
@@ -56,12 +59,15 @@ struct workqueue_struct;
  * @num_cores: NeuronCores
  * @queues_per_core: hardware queues per NeuronCore
  * @hbm_mib: device memory in MiB
+ * @hbm_stacks: HBM stacks @hbm_mib is split into, each a whole number of
+ *              pages
  */
 struct trn_sim_shape {
 	u32 id;
 	u32 num_cores;
 	u32 queues_per_core;
 	u32 hbm_mib;
+	u32 hbm_stacks;
 };
 
 /**
@@ -72,6 +78,7 @@ struct trn_sim_shape {
  * @num_cores: NeuronCores
  * @queues_per_core: hardware queues per NeuronCore
  * @hbm_mib: device memory in MiB
+ * @hbm_stacks: HBM stacks of equal size @hbm_mib is split into
  * @tdev: the core's device while bound, NULL otherwise
  * @probe_err: why binding failed, for new_device to report
  * @debugfs: this device's knob directory while bound
@@ -111,6 +118,7 @@ struct trn_sim_dev {
 	u32 num_cores;
 	u32 queues_per_core;
 	u32 hbm_mib;
+	u32 hbm_stacks;
 	struct trn_device *tdev;
 	int probe_err;
 	struct dentry *debugfs;

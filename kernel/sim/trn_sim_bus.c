@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/wait.h>
@@ -74,6 +75,7 @@ static int trn_sim_add(const struct trn_sim_shape *shape)
 	sdev->id = shape->id;
 	sdev->num_cores = shape->num_cores;
 	sdev->hbm_mib = shape->hbm_mib;
+	sdev->hbm_stacks = shape->hbm_stacks;
 	sdev->queues_per_core = shape->queues_per_core;
 	sdev->dev.bus = &trn_sim_bus;
 	sdev->dev.release = trn_sim_dev_release;
@@ -151,7 +153,8 @@ static bool trn_sim_in_range(u32 val, u32 min, u32 max)
 
 /**
  * trn_sim_parse_shape() - parse a new_device line
- * @buf: "ID [CORES [HBM_MIB [QUEUES]]]", omitted values take the defaults
+ * @buf: "ID [CORES [HBM_MIB [QUEUES [STACKS]]]]", omitted values take the
+ *       defaults
  * @count: bytes in @buf
  * @shape: the result, written only on success
  *
@@ -160,8 +163,8 @@ static bool trn_sim_in_range(u32 val, u32 min, u32 max)
 VISIBLE_IF_KUNIT int trn_sim_parse_shape(const char *buf, size_t count,
 					 struct trn_sim_shape *shape)
 {
-	u32 v[4] = { 0, TRN_SIM_DEFAULT_CORES, TRN_SIM_DEFAULT_HBM_MIB,
-		     TRN_SIM_DEFAULT_QUEUES };
+	u32 v[5] = { 0, TRN_SIM_DEFAULT_CORES, TRN_SIM_DEFAULT_HBM_MIB,
+		     TRN_SIM_DEFAULT_QUEUES, TRN_SIM_DEFAULT_STACKS };
 	int n;
 
 	n = trn_sim_parse(buf, count, v, ARRAY_SIZE(v));
@@ -170,18 +173,23 @@ VISIBLE_IF_KUNIT int trn_sim_parse_shape(const char *buf, size_t count,
 	if (n == 0 || v[0] > TRN_SIM_MAX_ID ||
 	    !trn_sim_in_range(v[1], 1, TRN_SIM_MAX_CORES) ||
 	    !trn_sim_in_range(v[2], 1, TRN_SIM_MAX_HBM_MIB) ||
-	    !trn_sim_in_range(v[3], 1, TRN_SIM_MAX_QUEUES))
+	    !trn_sim_in_range(v[3], 1, TRN_SIM_MAX_QUEUES) ||
+	    !trn_sim_in_range(v[4], 1, TRN_SIM_MAX_STACKS))
+		return -EINVAL;
+	/* Stacks of equal size, each whole pages. */
+	if ((v[2] * (SZ_1M / PAGE_SIZE)) % v[4])
 		return -EINVAL;
 
 	shape->id = v[0];
 	shape->num_cores = v[1];
 	shape->hbm_mib = v[2];
 	shape->queues_per_core = v[3];
+	shape->hbm_stacks = v[4];
 	return 0;
 }
 EXPORT_SYMBOL_IF_KUNIT(trn_sim_parse_shape);
 
-/* "ID [CORES [HBM_MIB [QUEUES]]]": a new device; omitted values default. */
+/* "ID [CORES [HBM_MIB [QUEUES [STACKS]]]]": a new device; omitted default. */
 static ssize_t new_device_store(const struct bus_type *bus, const char *buf,
 				size_t count)
 {
@@ -277,6 +285,7 @@ static int __init trn_sim_init(void)
 			.num_cores = TRN_SIM_DEFAULT_CORES,
 			.hbm_mib = TRN_SIM_DEFAULT_HBM_MIB,
 			.queues_per_core = TRN_SIM_DEFAULT_QUEUES,
+			.hbm_stacks = TRN_SIM_DEFAULT_STACKS,
 		};
 
 		ret = trn_sim_add(&shape);

@@ -60,6 +60,8 @@ static void trn_sim_debugfs_init(struct trn_sim_dev *sdev)
 	debugfs_create_u32("queues", 0400, sdev->debugfs,
 			   &sdev->queues_per_core);
 	debugfs_create_u32("hbm_mib", 0400, sdev->debugfs, &sdev->hbm_mib);
+	debugfs_create_u32("hbm_stacks", 0400, sdev->debugfs,
+			   &sdev->hbm_stacks);
 	trn_sim_mmu_debugfs_init(sdev);
 	trn_sim_engine_debugfs_init(sdev);
 }
@@ -79,6 +81,7 @@ int trn_sim_probe(struct device *dev)
 		.num_cores = sdev->num_cores,
 		.queues_per_core = sdev->queues_per_core,
 		.hbm_size = (u64)sdev->hbm_mib * SZ_1M,
+		.hbm_stacks = sdev->hbm_stacks,
 		.va_start = TRN_SIM_VA_START,
 		.va_size = TRN_SIM_VA_END - TRN_SIM_VA_START,
 		.capabilities = DRM_TRN_CAP_SIMULATED |

@@ -127,6 +127,7 @@ static const struct trn_device_desc good_desc = {
 	.num_cores = 8,
 	.queues_per_core = 4,
 	.hbm_size = SZ_256M,
+	.hbm_stacks = 4,
 	.va_start = SZ_4G,
 	.va_size = SZ_4G,
 	.ring_entries = 256,
@@ -155,6 +156,32 @@ static void no_queues(struct trn_device_desc *d)
 static void no_hbm(struct trn_device_desc *d)
 {
 	d->hbm_size = 0;
+}
+
+static void no_stacks(struct trn_device_desc *d)
+{
+	d->hbm_stacks = 0;
+}
+
+static void too_many_stacks(struct trn_device_desc *d)
+{
+	d->hbm_stacks = TRN_MAX_HBM_STACKS + 1;
+}
+
+static void most_stacks(struct trn_device_desc *d)
+{
+	d->hbm_stacks = TRN_MAX_HBM_STACKS;
+}
+
+static void stacks_uneven(struct trn_device_desc *d)
+{
+	d->hbm_stacks = 3;
+}
+
+static void stack_not_pages(struct trn_device_desc *d)
+{
+	d->hbm_size = 3 * SZ_4K;
+	d->hbm_stacks = 2;
 }
 
 static void va_start_unaligned(struct trn_device_desc *d)
@@ -198,6 +225,11 @@ static const struct desc_case desc_cases[] = {
 	{ "no_cores", no_cores, -EINVAL },
 	{ "no_queues", no_queues, -EINVAL },
 	{ "no_hbm", no_hbm, -EINVAL },
+	{ "no_stacks", no_stacks, -EINVAL },
+	{ "too_many_stacks", too_many_stacks, -EINVAL },
+	{ "most_stacks", most_stacks, 0 },
+	{ "stacks_uneven", stacks_uneven, -EINVAL },
+	{ "stack_not_pages", stack_not_pages, -EINVAL },
 	{ "va_start_unaligned", va_start_unaligned, -EINVAL },
 	{ "va_size_unaligned", va_size_unaligned, -EINVAL },
 	{ "va_size_zero", va_size_zero, -EINVAL },

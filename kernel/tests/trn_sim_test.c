@@ -76,11 +76,13 @@ struct shape_case {
 };
 
 static const struct shape_case shape_cases[] = {
-	{ "defaults", "3", 0, { 3, 8, 4, 256 } },
-	{ "cores_only", "4 2", 0, { 4, 2, 4, 256 } },
-	{ "all", "5 2 64 1", 0, { 5, 2, 1, 64 } },
-	{ "largest", "1023 64 4096 16", 0, { 1023, 64, 16, 4096 } },
-	{ "smallest", "0 1 1 1", 0, { 0, 1, 1, 1 } },
+	{ "defaults", "3", 0, { 3, 8, 4, 256, 4 } },
+	{ "cores_only", "4 2", 0, { 4, 2, 4, 256, 4 } },
+	{ "all_but_stacks", "5 2 64 1", 0, { 5, 2, 1, 64, 4 } },
+	{ "all", "5 2 64 1 2", 0, { 5, 2, 1, 64, 2 } },
+	{ "largest", "1023 64 4096 16 16", 0, { 1023, 64, 16, 4096, 16 } },
+	{ "smallest", "0 1 1 1 1", 0, { 0, 1, 1, 1, 1 } },
+	{ "stacks_of_pages", "1 8 3 4 16", 0, { 1, 8, 4, 3, 16 } },
 	{ "empty", "", -EINVAL },
 	{ "id_too_big", "1024", -EINVAL },
 	{ "no_cores", "1 0", -EINVAL },
@@ -89,7 +91,10 @@ static const struct shape_case shape_cases[] = {
 	{ "too_much_hbm", "1 8 4097", -EINVAL },
 	{ "no_queues", "1 8 256 0", -EINVAL },
 	{ "too_many_queues", "1 8 256 17", -EINVAL },
-	{ "extra_field", "1 8 256 4 9", -EINVAL },
+	{ "no_stacks", "1 8 256 4 0", -EINVAL },
+	{ "too_many_stacks", "1 8 256 4 17", -EINVAL },
+	{ "stacks_not_pages", "1 8 1 4 3", -EINVAL },
+	{ "extra_field", "1 8 256 4 4 9", -EINVAL },
 	{ "garbage", "one", -EINVAL },
 };
 

@@ -86,7 +86,14 @@ struct trn_device_info {
 	uint32_t job_timeout_ms;	/* longest a job runs before it is stopped */
 	uint32_t ban_faults;		/* MMU faults of a context that ban it */
 	uint32_t user_queues;		/* user-mode queues of the device (1.6) */
-	uint64_t reserved[14];		/* zero; room for new fields */
+	/*
+	 * HBM stacks hbm_size is split into equally, stack n holding the
+	 * offsets from n * hbm_size / hbm_stacks (TRN_BO_STACK()); 0 from
+	 * drivers before uAPI 1.8, which cannot place a buffer on a stack.
+	 */
+	uint32_t hbm_stacks;
+	uint32_t reserved0;		/* zero */
+	uint64_t reserved[13];		/* zero; room for new fields */
 };
 
 /*
@@ -129,6 +136,15 @@ int trn_device_fd(trn_device_t *dev);
 /* Flags of trn_bo_create() (same as DRM_TRN_BO_*). */
 #define TRN_BO_HOST_WC		(1U << 0)	/* HOST: CPU-map write-combined */
 #define TRN_BO_DEVICE_READ_ONLY	(1U << 1)	/* the device may only read */
+/*
+ * HBM: the whole buffer in HBM stack n (below trn_device_info.hbm_stacks),
+ * -E2BIG if larger than a stack, -ENOMEM if that stack has no room even
+ * where others do. Without it a buffer goes wherever it fits.
+ */
+#define TRN_BO_ON_STACK		(1U << 2)
+#define TRN_BO_STACK_SHIFT	8
+#define TRN_BO_STACK_MASK	(0xffU << TRN_BO_STACK_SHIFT)
+#define TRN_BO_STACK(n)		(TRN_BO_ON_STACK | ((uint32_t)(n) << TRN_BO_STACK_SHIFT))
 
 /* Flags of trn_bo_userptr() (same as DRM_TRN_USERPTR_*). */
 #define TRN_USERPTR_READ_ONLY	(1U << 0)	/* pin read-only; device reads */

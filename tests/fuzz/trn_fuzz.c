@@ -1268,10 +1268,15 @@ static bool is_pow2(uint64_t v)
 
 /* The answer DRM_IOCTL_TRN_BO_CREATE must give (uapi.md, memory.md). */
 static int bo_create_model(const struct target *tg,
-			   const struct drm_trn_bo_create *c, uint64_t ps)
+			   const struct drm_trn_bo_create *c, uint64_t ps,
+			   uint32_t stacks)
 {
-	const uint32_t known = DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY;
+	const uint32_t known = DRM_TRN_BO_HOST_WC | DRM_TRN_BO_DEVICE_READ_ONLY |
+			       DRM_TRN_BO_ON_STACK | DRM_TRN_BO_STACK_MASK;
+	uint32_t stack = (c->flags & DRM_TRN_BO_STACK_MASK) >>
+			 DRM_TRN_BO_STACK_SHIFT;
 	bool hbm = c->placement == DRM_TRN_PLACEMENT_HBM;
+	bool stable = tg->kind == T_FILE && tg->df->stable;
 
 	if (c->pad || c->flags & ~known)
 		return -EINVAL;
@@ -1279,12 +1284,17 @@ static int bo_create_model(const struct target *tg,
 		return -EINVAL;
 	if (hbm && c->flags & DRM_TRN_BO_HOST_WC)
 		return -EINVAL;
+	if (c->flags & DRM_TRN_BO_ON_STACK ? !hbm : stack)
+		return -EINVAL;
+	/* Only the stable device's stacks are known (ctx->ref). */
+	if (c->flags & DRM_TRN_BO_ON_STACK && stable && stack >= stacks)
+		return -EINVAL;
 	if (c->alignment && (!is_pow2(c->alignment) ||
 			     c->alignment > DRM_TRN_BO_MAX_ALIGNMENT))
 		return -EINVAL;
 	if (!c->size)
 		return -EINVAL;
-	if (tg->kind != T_FILE || !tg->df->stable)
+	if (!stable)
 		return MODEL_ANY;	/* the rest depends on the device */
 	return MODEL_RESOURCE;
 }
@@ -1317,7 +1327,8 @@ static bool handler_refuses(struct fuzz_thread *t, const struct target *tg,
 		struct drm_trn_bo_create c;
 
 		memcpy(&c, arg, sizeof(c));
-		return bo_create_model(tg, &c, ps) == -EINVAL;
+		return bo_create_model(tg, &c, ps,
+				       t->ctx->ref.hbm_stacks) == -EINVAL;
 	}
 	case DRM_TRN_BO_USERPTR: {
 		struct drm_trn_bo_userptr c;
@@ -1393,6 +1404,9 @@ static void gen_bo_create(struct fuzz_thread *t, const struct target *tg)
 	if (one_in(t, 6))
 		c.flags = c.placement == DRM_TRN_PLACEMENT_HOST && one_in(t, 2) ?
 			  DRM_TRN_BO_HOST_WC : DRM_TRN_BO_DEVICE_READ_ONLY;
+	/* On a stack, sometimes one the device does not have. */
+	if (one_in(t, 5))
+		c.flags |= DRM_TRN_BO_STACK(below(t, t->ctx->ref.hbm_stacks + 1));
 	/* Output fields are ignored on input. */
 	c.handle = rnd32(t);
 	c.va = rnd64(t);
@@ -1422,7 +1436,8 @@ static void gen_bo_create(struct fuzz_thread *t, const struct target *tg)
 
 	make_room(t, tg);
 	uc = place_arg(t, &c, sizeof(c), &kind);
-	model = arg_model(kind, bo_create_model(tg, &c, ps));
+	model = arg_model(kind, bo_create_model(tg, &c, ps,
+						t->ctx->ref.hbm_stacks));
 	snprintf(t->call, sizeof(t->call),
 		 "TRN_BO_CREATE(fd %d, %s, size %#" PRIx64 " align %#" PRIx64
 		 " placement %u flags %#x pad %#x)",
@@ -1433,7 +1448,10 @@ static void gen_bo_create(struct fuzz_thread *t, const struct target *tg)
 	if (model == MODEL_RESOURCE &&
 	    (c.size > t->ctx->ref.va_size / 2 ||
 	     (c.placement == DRM_TRN_PLACEMENT_HBM &&
-	      ((c.size + ps - 1) & ~(ps - 1)) > t->ctx->ref.hbm_size)))
+	      ((c.size + ps - 1) & ~(ps - 1)) >
+	      (c.flags & DRM_TRN_BO_ON_STACK ?
+	       t->ctx->ref.hbm_size / t->ctx->ref.hbm_stacks :
+	       t->ctx->ref.hbm_size))))
 		model = -E2BIG;
 	account(t, tg, ret, model);
 	if (tg->kind != T_FILE)

@@ -128,6 +128,34 @@ TEST_F(sim, range_limits_accepted)
 	EXPECT_EQ(0, check_shape(16, 1, 1, 1));
 }
 
+/* STACKS, the fifth number: what the device reports, and debugfs. */
+TEST_F(sim, hbm_stacks)
+{
+	static const struct { const char *cmd; unsigned int id, stacks; } c[] = {
+		{ "16", 16, SIM_DEFAULT_STACKS },
+		{ "17 2 6 1 3", 17, 3 },
+		{ "18 1 1 1 16", 18, 16 },
+		{ "19 8 256 4 1", 19, 1 },
+	};
+	struct drm_trn_device_info info;
+	uint64_t v;
+	size_t i;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(c); i++) {
+		ASSERT_EQ(0, sim_new_raw(c[i].cmd)) TH_LOG("%s", c[i].cmd);
+		fd = sim_open(c[i].id);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ(0, query_info(fd, &info));
+		close(fd);
+		EXPECT_EQ(c[i].stacks, info.hbm_stacks) TH_LOG("%s", c[i].cmd);
+		if (!debugfs_ready()) {
+			ASSERT_EQ(0, sim_debugfs_u64(c[i].id, "hbm_stacks", &v));
+			EXPECT_EQ(c[i].stacks, v);
+		}
+	}
+}
+
 TEST_F(sim, largest_hbm)
 {
 	int ret = sim_new(17, 1, 4096, 1);
@@ -154,7 +182,8 @@ TEST_F(sim, malformed_new_device)
 	static const char *const bad[] = {
 		"\n", " ", "x", "10x", "ten", "10 x", "10 8 x", "10 8 256 x",
 		"-10", "10 -1", "10 8 -1", "10 8 256 -1", "+-10",
-		"10 8 256 4 5",		/* too many fields */
+		"10 8 256 4 x", "10 8 256 4 -1",
+		"10 8 256 4 4 5",	/* too many fields */
 		"10,8", "0x", "99999999999999999999",
 		"4294967306",		/* 2^32 + 10: must not wrap to 10 */
 		"10 4294967297",	/* 2^32 + 1 cores */
@@ -173,6 +202,8 @@ TEST_F(sim, out_of_range_new_device)
 	static const char *const bad[] = {
 		"1024", "4096", "10 0", "10 65", "10 1000", "10 8 0",
 		"10 8 4097", "10 8 65536", "10 8 256 0", "10 8 256 17",
+		"10 8 256 4 0", "10 8 256 4 17",
+		"10 8 1 4 3",		/* 1 MiB is not 3 stacks of pages */
 	};
 	size_t i;
 

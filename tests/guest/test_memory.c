@@ -389,6 +389,93 @@ TEST_F(mem, mmap_round_trip)
 	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
 }
 
+/*
+ * uAPI 1.8: a buffer placed on an HBM stack lies wholly in it. With a page
+ * on stack n, a whole stack's worth no longer fits there (a placement that
+ * ignored the stack would find it room elsewhere) but does on the next
+ * stack, and without placement; each empty stack takes its whole size, and
+ * with all of them full the device is. The data of a buffer on each stack
+ * goes through the CPU's mapping and the device's copies unchanged.
+ */
+TEST_F(mem, stack_placement)
+{
+	unsigned int stacks = self->info.hbm_stacks, n;
+	uint64_t stack = self->info.hbm_size / stacks;
+	uint64_t size = MiB + 3 * TEST_PAGE;
+	uint32_t whole[256];
+
+	ASSERT_LE(1, stacks);
+	ASSERT_GE(ARRAY_SIZE(whole), stacks);
+	for (n = 0; n < stacks; n++) {
+		uint32_t f = DRM_TRN_BO_STACK(n), page, h;
+		struct drm_trn_bo_info bi;
+
+		ASSERT_EQ(0, bo_create(self->fd, 1, DRM_TRN_PLACEMENT_HBM, f, 0,
+				       &page, NULL));
+		ASSERT_EQ(0, bo_info(self->fd, page, &bi));
+		EXPECT_EQ(f, bi.bo_flags);
+		EXPECT_EQ(DRM_TRN_PLACEMENT_HBM, bi.placement);
+		EXPECT_EQ(-ENOMEM, bo_create(self->fd, stack,
+					     DRM_TRN_PLACEMENT_HBM, f, 0, NULL,
+					     NULL)) TH_LOG("stack %u", n);
+		if (stacks > 1) {
+			ASSERT_EQ(0, bo_create(self->fd, stack,
+					       DRM_TRN_PLACEMENT_HBM,
+					       DRM_TRN_BO_STACK((n + 1) % stacks),
+					       0, &h, NULL)) TH_LOG("stack %u", n);
+			EXPECT_EQ(0, gem_close(self->fd, h));
+			ASSERT_EQ(0, bo_create(self->fd, stack,
+					       DRM_TRN_PLACEMENT_HBM, 0, 0, &h,
+					       NULL));
+			EXPECT_EQ(0, gem_close(self->fd, h));
+		}
+		EXPECT_EQ(0, gem_close(self->fd, page));
+	}
+	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
+
+	for (n = 0; n < stacks; n++)
+		ASSERT_EQ(0, bo_create(self->fd, stack, DRM_TRN_PLACEMENT_HBM,
+				       DRM_TRN_BO_STACK(n), 0, &whole[n], NULL))
+			TH_LOG("stack %u", n);
+	EXPECT_TRUE(counters_are(DUT_ID, self->info.hbm_size,
+				 self->base.host_pinned));
+	EXPECT_EQ(-ENOMEM, bo_create(self->fd, 1, DRM_TRN_PLACEMENT_HBM, 0, 0,
+				     NULL, NULL));
+	for (n = 0; n < stacks; n++)
+		EXPECT_EQ(0, gem_close(self->fd, whole[n]));
+
+	/* Through the CPU and the device, on each stack. */
+	for (n = 0; n < stacks; n++) {
+		uint64_t va, host_va;
+		unsigned char *m, *host;
+		uint32_t h, hh;
+		size_t i;
+
+		ASSERT_EQ(0, bo_create(self->fd, size, DRM_TRN_PLACEMENT_HBM,
+				       DRM_TRN_BO_STACK(n), 0, &h, &va));
+		ASSERT_EQ(0, bo_create(self->fd, size, DRM_TRN_PLACEMENT_HOST, 0,
+				       0, &hh, &host_va));
+		m = bo_mmap(self->fd, h, size);
+		host = bo_mmap(self->fd, hh, size);
+		ASSERT_NE(MAP_FAILED, m);
+		ASSERT_NE(MAP_FAILED, host);
+		EXPECT_TRUE(all_bytes(m, 0, size));
+		for (i = 0; i < size; i++)
+			m[i] = (unsigned char)(i * 13 + n);
+		ASSERT_EQ(0, dut_copy(self->fd, host_va, va, size));
+		EXPECT_EQ(0, memcmp(m, host, size)) TH_LOG("stack %u", n);
+		memset(host, 0x5a + n, size);
+		ASSERT_EQ(0, dut_copy(self->fd, va + 5, host_va, size - 5));
+		EXPECT_TRUE(all_bytes(m + 5, 0x5a + n, size - 5));
+		EXPECT_EQ((unsigned char)n, m[0]);
+		munmap(m, size);
+		munmap(host, size);
+		EXPECT_EQ(0, gem_close(self->fd, h));
+		EXPECT_EQ(0, gem_close(self->fd, hh));
+	}
+	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
+}
+
 /* Fill all of HBM with @c through a fresh fd and free it again. */
 static int fill_whole_hbm(uint64_t hbm, int c)
 {
@@ -972,13 +1059,39 @@ TEST_F(mem, bo_create_invalid)
 	c.pad = 0x80000000u;
 	CREATE_FAILS(c, EINVAL);
 
+	/* Bit 2 is DRM_TRN_BO_ON_STACK, valid with HBM (stack 0). */
 	for (bit = 2; bit < 32; bit++) {
 		c = good_create();
 		c.flags = 1U << bit;
 		CREATE_FAILS(c, EINVAL);
 		c.placement = DRM_TRN_PLACEMENT_HBM;
+		if (bit != 2)
+			CREATE_FAILS(c, EINVAL);
+	}
+	/* A stack number needs ON_STACK, ON_STACK needs HBM and a stack. */
+	for (bit = 8; bit < 16; bit++) {
+		c = good_create();
+		c.placement = DRM_TRN_PLACEMENT_HBM;
+		c.flags = 1U << bit;
+		CREATE_FAILS(c, EINVAL);
+		c.flags |= DRM_TRN_BO_DEVICE_READ_ONLY;
 		CREATE_FAILS(c, EINVAL);
 	}
+	c = good_create();
+	c.flags = DRM_TRN_BO_STACK(0);
+	CREATE_FAILS(c, EINVAL);
+	c.flags = DRM_TRN_BO_STACK(0) | DRM_TRN_BO_HOST_WC;
+	CREATE_FAILS(c, EINVAL);
+	c.placement = DRM_TRN_PLACEMENT_HBM;
+	CREATE_FAILS(c, EINVAL);
+	c.flags = DRM_TRN_BO_STACK(self->info.hbm_stacks);
+	CREATE_FAILS(c, EINVAL);
+	c.flags = DRM_TRN_BO_STACK(255);
+	CREATE_FAILS(c, EINVAL);
+	c.flags = DRM_TRN_BO_STACK(256);
+	CREATE_FAILS(c, EINVAL);
+	c.flags = DRM_TRN_BO_ON_STACK | DRM_TRN_BO_STACK_MASK;
+	CREATE_FAILS(c, EINVAL);
 	for (i = 0; i < ARRAY_SIZE(bad_placements); i++) {
 		c = good_create();
 		c.placement = bad_placements[i];
@@ -1003,6 +1116,10 @@ TEST_F(mem, bo_create_invalid)
 	c = good_create();
 	c.placement = DRM_TRN_PLACEMENT_HBM;
 	c.size = self->info.hbm_size + 1;
+	CREATE_FAILS(c, E2BIG);
+	/* A stack's worth and a byte: never on one stack. */
+	c.size = self->info.hbm_size / self->info.hbm_stacks + 1;
+	c.flags = DRM_TRN_BO_STACK(self->info.hbm_stacks - 1);
 	CREATE_FAILS(c, E2BIG);
 
 	/* The valid baseline works, and the flags really are accepted. */

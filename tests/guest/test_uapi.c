@@ -14,12 +14,15 @@
 
 #define PATTERN		0xaa
 #define INFO_V1_SIZE	56	/* uAPI 1.0 */
-#define INFO_SIZE	72	/* uAPI 1.3: queue_depth, job_timeout_ms, ban_faults */
+#define INFO_V3_SIZE	72	/* uAPI 1.3: queue_depth, job_timeout_ms, ban_faults */
+#define INFO_SIZE	80	/* uAPI 1.8: hbm_stacks */
 
 _Static_assert(offsetof(struct drm_trn_device_info, queue_depth) ==
 	       INFO_V1_SIZE, "device info v1 is 56 bytes");
+_Static_assert(offsetof(struct drm_trn_device_info, hbm_stacks) ==
+	       INFO_V3_SIZE, "device info of uAPI 1.3 to 1.7 is 72 bytes");
 _Static_assert(sizeof(struct drm_trn_device_info) == INFO_SIZE,
-	       "device info is 72 bytes");
+	       "device info is 80 bytes");
 
 FIXTURE(uapi)
 {
@@ -142,7 +145,7 @@ TEST_F(uapi, huge_size_gets_kernel_size)
 	ASSERT_EQ(0, query_info(self->fd, &info));
 	EXPECT_EQ(0, memcmp(&info, self->buf, sizeof(info)));
 
-	/* Far more than the buffer: the kernel must still write only 72. */
+	/* Far more than the buffer: the kernel must still write only 80. */
 	q = query_of(self->buf, UINT32_MAX);
 	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
 	EXPECT_EQ(INFO_SIZE, q.size);
@@ -170,6 +173,31 @@ TEST_F(uapi, policy_fields)
 	ASSERT_EQ(0, dut_accel_u64("job_timeout_ms", &timeout));
 	EXPECT_EQ(depth, info.queue_depth);
 	EXPECT_EQ(timeout, info.job_timeout_ms);
+}
+
+/*
+ * uAPI 1.8: the HBM stacks, equal parts of hbm_size; a caller that knows
+ * only the 72 bytes of uAPI 1.3 gets those and nothing more.
+ */
+TEST_F(uapi, hbm_stacks_field)
+{
+	struct drm_trn_query q = query_of(self->buf, INFO_V3_SIZE);
+	struct drm_trn_device_info info;
+
+	ASSERT_EQ(0, query_info(self->fd, &info));
+	EXPECT_LE(1, info.hbm_stacks);
+	EXPECT_GE(256, info.hbm_stacks);
+	EXPECT_EQ(0, info.hbm_size % info.hbm_stacks);
+	EXPECT_EQ(0, (info.hbm_size / info.hbm_stacks) % TEST_PAGE);
+	EXPECT_EQ(0, info.reserved);
+	/* Trainium2 and 3, and the simulator's default shape: four. */
+	EXPECT_EQ(4, info.hbm_stacks);
+
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
+	EXPECT_EQ(INFO_V3_SIZE, q.size);
+	EXPECT_EQ(0, memcmp(&info, self->buf, INFO_V3_SIZE));
+	EXPECT_TRUE(all_pattern(self->buf + INFO_V3_SIZE,
+				sizeof(self->buf) - INFO_V3_SIZE));
 }
 
 TEST_F(uapi, nonzero_pad)

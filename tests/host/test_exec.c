@@ -464,6 +464,8 @@ static int fake_trn_ioctl(int d, unsigned long req, void *arg)
 		di->queue_depth = fake.depth;
 		di->job_timeout_ms = 5000;
 		di->ban_faults = 16;
+		if (fake.uapi_minor >= 8)
+			di->hbm_stacks = 4;
 		return 0;
 	}
 	if (req == DRM_IOCTL_TRN_BO_CREATE) {
@@ -1359,7 +1361,9 @@ static void test_try_submit(void)
 	CHECK_INT(info.job_timeout_ms, 5000);
 	CHECK_INT(info.ban_faults, 16);
 	CHECK_INT(info.user_queues, 0);
-	CHECK_INT(info.reserved[13], 0);
+	CHECK_INT(info.hbm_stacks, 4);
+	CHECK_INT(info.reserved0, 0);
+	CHECK_INT(info.reserved[12], 0);
 
 	CHECK_INT(trn_cmdbuf_create(dev, 0, &cb), 0);
 	j = nop_job(cb);

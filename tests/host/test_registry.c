@@ -266,8 +266,11 @@ static void test_open_dedup(void)
 	CHECK_INT(info.job_timeout_ms, 5010);
 	CHECK_INT(info.ban_faults, 26);
 	CHECK_INT(info.user_queues, 0);
+	/* Nor does it know of HBM stacks (uAPI 1.8). */
+	CHECK_INT(info.hbm_stacks, 0);
+	CHECK_INT(info.reserved0, 0);
 	CHECK_INT(info.reserved[0], 0);
-	CHECK_INT(info.reserved[13], 0);
+	CHECK_INT(info.reserved[12], 0);
 	/* The size never changes: new fields come out of reserved. */
 	CHECK_INT(sizeof(info), 264);
 	CHECK_INT(offsetof(struct trn_device_info, reserved) +
@@ -297,7 +300,8 @@ static void test_open_dedup(void)
 	CHECK_INT(info.job_timeout_ms, 0);
 	CHECK_INT(info.ban_faults, 0);
 	CHECK_INT(info.user_queues, 0);
-	CHECK_INT(info.reserved[13], 0);
+	CHECK_INT(info.hbm_stacks, 0);
+	CHECK_INT(info.reserved[12], 0);
 	trn_device_close(a);
 	make_node("accel1", "trn\n");
 

@@ -50,18 +50,32 @@
  * repository root): the model's fault knobs and hot unplug. The model's
  * parts are /machine/peripheral/trnN, in TRN_PCI_DEVICES's order.
  */
-static int qmp(const char *fmt, ...)
+static int qmp_v(char *out, size_t size, const char *fmt, va_list ap)
 {
 	char json[512], cmd[700];
+	size_t n;
+	FILE *f;
+
+	vsnprintf(json, sizeof(json), fmt, ap);
+	snprintf(cmd, sizeof(cmd), "tests/pci-lane/qmp '%s'", json);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	n = fread(out, 1, size - 1, f);
+	out[n] = '\0';
+	return pclose(f) ? -1 : 0;
+}
+
+static int qmp(const char *fmt, ...)
+{
+	char out[1024];
 	va_list ap;
-	int st;
+	int ret;
 
 	va_start(ap, fmt);
-	vsnprintf(json, sizeof(json), fmt, ap);
+	ret = qmp_v(out, sizeof(out), fmt, ap);
 	va_end(ap);
-	snprintf(cmd, sizeof(cmd), "tests/pci-lane/qmp '%s' >/dev/null", json);
-	st = system(cmd);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return ret;
 }
 
 static int knob(const char *part, const char *name, const char *value)
@@ -71,30 +85,56 @@ static int knob(const char *part, const char *name, const char *value)
 		   "\"%s\", \"value\": %s}}", part, name, value);
 }
 
+/* As qmp(), with QEMU's answer in @out; 0 or -1. */
+static int qmp_answer(char *out, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = qmp_v(out, size, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
 /* A number the model shows through QMP qom-get, or -1. */
 static long long knob_get(const char *part, const char *name)
 {
-	char cmd[512], out[256];
 	long long v = -1;
-	size_t n;
-	FILE *f;
+	char out[256];
 	char *r;
 
-	snprintf(cmd, sizeof(cmd),
-		 "tests/pci-lane/qmp '{\"execute\": \"qom-get\", \"arguments\": "
-		 "{\"path\": \"/machine/peripheral/%s\", \"property\": \"%s\"}}'",
-		 part, name);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	n = fread(out, 1, sizeof(out) - 1, f);
-	out[n] = '\0';
-	if (pclose(f))
+	if (qmp_answer(out, sizeof(out),
+		       "{\"execute\": \"qom-get\", \"arguments\": "
+		       "{\"path\": \"/machine/peripheral/%s\", \"property\": \"%s\"}}",
+		       part, name))
 		return -1;
 	r = strstr(out, "\"return\":");
 	if (!r || sscanf(r + 9, " %lld", &v) != 1)
 		return -1;
 	return v;
+}
+
+/*
+ * Eight bytes of the guest's physical memory as QEMU itself reads them
+ * (the monitor's xp), past the guest's CPU and trn_pci: 0 or -1.
+ */
+static int phys_read_u64(uint64_t addr, uint64_t *val)
+{
+	unsigned long long v;
+	char out[256];
+	char *r;
+
+	if (qmp_answer(out, sizeof(out),
+		       "{\"execute\": \"human-monitor-command\", \"arguments\": "
+		       "{\"command-line\": \"xp /1gx 0x%llx\"}}",
+		       (unsigned long long)addr))
+		return -1;
+	r = strstr(out, ": 0x");
+	if (!r || sscanf(r + 4, "%llx", &v) != 1)
+		return -1;
+	*val = v;
+	return 0;
 }
 
 /* The first trn device of this generation and PCI device id, or -1. */
@@ -632,6 +672,97 @@ TEST_F(part, hbm_across_stacks)
 	EXPECT_EQ(0, errors);
 	trn_bo_free(span);
 	trn_bo_free(first);
+}
+
+static int part_bdf(int minor, char *bdf, size_t size);
+
+/* Where BAR4 of the part behind accel @minor starts in guest memory, or 0. */
+static uint64_t bar4_base(int minor)
+{
+	unsigned long long start = 0, end, flags;
+	char bdf[64], path[160], line[128];
+	FILE *f;
+	int i;
+
+	if (part_bdf(minor, bdf, sizeof(bdf)))
+		return 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/resource", bdf);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	for (i = 0; i <= 4; i++)
+		if (!fgets(line, sizeof(line), f) ||
+		    sscanf(line, "%llx %llx %llx", &start, &end, &flags) != 3)
+			start = 0;
+	fclose(f);
+	return start;
+}
+
+/*
+ * A buffer placed on each HBM stack (TRN_BO_STACK) lies in that stack of
+ * BAR4: QEMU itself reads what the CPU wrote through the buffer's mapping
+ * at the stack's first usable byte (stack n × the stride, past the
+ * carve-out: on an idle part the first buffer of an empty stack starts
+ * there), and the engines move its bytes both ways. On the real layout,
+ * stacks 1 to 3 are where a stride of 64 GiB and a stack of 36 GiB differ.
+ */
+TEST_F(part, every_stack)
+{
+	uint64_t stride = variant->real ? 64ULL << 30 : 64 * MIB;
+	static const uint64_t offs[] = { 0, 8, MIB / 2, MIB - 8 };
+	uint64_t bar4, v;
+	unsigned int n;
+	size_t i;
+
+	ASSERT_EQ(STACKS, self->info.hbm_stacks);
+	bar4 = bar4_base((int)self->info.minor);
+	ASSERT_NE(0, bar4);
+	for (n = 0; n < STACKS; n++) {
+		trn_bo_t *hbm, *bos[3];
+		volatile uint8_t *cpu;
+		size_t errors = 0;
+		void *p;
+
+		ASSERT_EQ(0, trn_bo_create(self->dev, MIB, TRN_PLACEMENT_HBM,
+					   TRN_BO_STACK(n), 0, &hbm));
+		ASSERT_EQ(0, trn_bo_map(hbm, &p));
+		cpu = p;
+		pattern(self->a, MIB, 40 + n);
+		for (i = 0; i < MIB; i++)
+			cpu[i] = self->a[i];
+		__sync_synchronize();
+		for (i = 0; i < ARRAY_SIZE(offs); i++) {
+			ASSERT_EQ(0, phys_read_u64(bar4 + n * stride + CARVEOUT +
+						   offs[i], &v));
+			EXPECT_EQ(0, memcmp(&v, self->a + offs[i], 8))
+				TH_LOG("stack %u, byte %llu: QEMU reads %#llx",
+				       n, (unsigned long long)offs[i],
+				       (unsigned long long)v);
+		}
+
+		bos[0] = hbm;
+		bos[1] = self->host_a;
+		bos[2] = self->host_b;
+		memset(self->b, 0, MIB);
+		trn_cmdbuf_reset(self->cb);
+		ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(self->host_b),
+					  trn_bo_va(hbm), MIB));
+		EXPECT_EQ(0, run(self, bos, 3));
+		EXPECT_EQ(0, memcmp(self->a, self->b, MIB)) TH_LOG("stack %u", n);
+
+		pattern(self->a, MIB, 90 + n);
+		trn_cmdbuf_reset(self->cb);
+		ASSERT_EQ(0, trn_cmd_copy(self->cb, trn_bo_va(hbm),
+					  trn_bo_va(self->host_a), MIB));
+		EXPECT_EQ(0, run(self, bos, 3));
+		for (i = 0; i < MIB; i++)
+			errors += cpu[i] != self->a[i];
+		EXPECT_EQ(0, errors) TH_LOG("stack %u", n);
+		ASSERT_EQ(0, phys_read_u64(bar4 + n * stride + CARVEOUT +
+					   MIB / 2, &v));
+		EXPECT_EQ(0, memcmp(&v, self->a + MIB / 2, 8));
+		trn_bo_free(hbm);
+	}
 }
 
 /* Freed device memory is zero when it is handed out again. */

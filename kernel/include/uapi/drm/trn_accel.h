@@ -31,7 +31,7 @@ extern "C" {
 /** @DRM_TRN_UAPI_MAJOR: incompatible uAPI changes bump this (never so far). */
 #define DRM_TRN_UAPI_MAJOR	1
 /** @DRM_TRN_UAPI_MINOR: bumped whenever an ioctl, query or field is added. */
-#define DRM_TRN_UAPI_MINOR	7
+#define DRM_TRN_UAPI_MINOR	8
 
 #define DRM_TRN_QUERY		0x00
 #define DRM_TRN_BO_CREATE	0x01
@@ -195,6 +195,15 @@ struct drm_trn_device_info {
 	 * before, this was padding and read 0).
 	 */
 	__u32 user_queues;
+	/**
+	 * @hbm_stacks: HBM stacks the device memory is made of, at least 1;
+	 * each holds @hbm_size / @hbm_stacks bytes, stack n the device memory
+	 * offsets from n times that (uAPI 1.8; 0 from older drivers, which
+	 * cannot place a buffer on a stack, see DRM_TRN_BO_STACK()).
+	 */
+	__u32 hbm_stacks;
+	/** @reserved: zero. */
+	__u32 reserved;
 };
 
 /**
@@ -224,6 +233,28 @@ enum drm_trn_placement {
 #define DRM_TRN_BO_HOST_WC		(1U << 0)
 /** DRM_TRN_BO_DEVICE_READ_ONLY - the device may read but not write */
 #define DRM_TRN_BO_DEVICE_READ_ONLY	(1U << 1)
+/**
+ * DRM_TRN_BO_ON_STACK - place a device memory buffer wholly in the HBM
+ * stack whose number the flags carry in DRM_TRN_BO_STACK_MASK (uAPI 1.8)
+ *
+ * Only with %DRM_TRN_PLACEMENT_HBM, and for a stack the device has
+ * (&drm_trn_device_info.hbm_stacks). A buffer larger than one stack fails
+ * with -E2BIG, one that does not fit in the stack's free memory with
+ * -ENOMEM, even where other stacks have room. Without the flag a buffer
+ * goes wherever it fits and may span stacks. Use DRM_TRN_BO_STACK().
+ */
+#define DRM_TRN_BO_ON_STACK		(1U << 2)
+/** DRM_TRN_BO_STACK_SHIFT - where the stack number sits in the flags */
+#define DRM_TRN_BO_STACK_SHIFT		8
+/** DRM_TRN_BO_STACK_MASK - the stack number; must be 0 without ON_STACK */
+#define DRM_TRN_BO_STACK_MASK		(0xffU << DRM_TRN_BO_STACK_SHIFT)
+/**
+ * DRM_TRN_BO_STACK - the flags that place a buffer on one HBM stack
+ * @n: the stack's number (256 or more spills into flag bits that do not
+ *     exist: -EINVAL)
+ */
+#define DRM_TRN_BO_STACK(n) \
+	(DRM_TRN_BO_ON_STACK | ((__u32)(n) << DRM_TRN_BO_STACK_SHIFT))
 
 /** DRM_TRN_BO_MAX_ALIGNMENT - largest alignment a buffer may ask for */
 #define DRM_TRN_BO_MAX_ALIGNMENT	(1ULL << 30)
