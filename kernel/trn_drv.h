@@ -76,9 +76,11 @@ enum trn_trouble {
  * @desc: the backend's description, copied at registration and immutable
  * @ops: the backend's hardware operations
  * @hw_priv: the backend's private data, passed back through the ops
- * @hbm_lock: protects @hbm_mm and @hbm_used
+ * @hbm_lock: protects @hbm_mm, @hbm_used and @hbm_stack_used
  * @hbm_mm: allocator of device memory; free memory always reads as zero
  * @hbm_used: bytes of device memory allocated
+ * @hbm_stack_used: bytes allocated in each HBM stack, one count per stack of
+ *                  &trn_device_desc.hbm_stacks
  * @dmem: the device memory as a region of the dmem cgroup controller, or
  *        NULL where the kernel has none
  * @host_pinned: bytes of host memory pinned for the device
@@ -132,10 +134,11 @@ struct trn_device {
 	const struct trn_hw_ops *ops;
 	void *hw_priv;
 
-	/* Protects hbm_mm and hbm_used. */
+	/* Protects hbm_mm, hbm_used and hbm_stack_used. */
 	struct mutex hbm_lock;
 	struct drm_mm hbm_mm;
 	u64 hbm_used;
+	u64 *hbm_stack_used;
 	struct dmem_cgroup_region *dmem;
 	atomic64_t host_pinned;
 
@@ -747,6 +750,7 @@ int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 u64 trn_hbm_stack_size(const struct trn_device *tdev);
 void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node);
 u64 trn_hbm_used(struct trn_device *tdev);
+void trn_hbm_stacks_used(struct trn_device *tdev, u64 *used);
 int trn_dmem_charge(struct trn_device *tdev, u64 size,
 		    struct dmem_cgroup_pool_state **pool);
 void trn_dmem_uncharge(struct dmem_cgroup_pool_state *pool, u64 size);

@@ -12,7 +12,10 @@
  */
 
 #include <linux/err.h>
+#include <linux/lockdep.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
+#include <linux/string.h>
 
 #include <drm/drm_drv.h>
 #include <drm/drm_managed.h>
@@ -46,6 +49,11 @@ int trn_hbm_init(struct trn_device *tdev)
 	ret = drmm_mutex_init(&tdev->drm, &tdev->hbm_lock);
 	if (ret)
 		return ret;
+	tdev->hbm_stack_used = drmm_kcalloc(&tdev->drm, tdev->desc.hbm_stacks,
+					    sizeof(*tdev->hbm_stack_used),
+					    GFP_KERNEL);
+	if (!tdev->hbm_stack_used)
+		return -ENOMEM;
 	drm_mm_init(&tdev->hbm_mm, 0, tdev->desc.hbm_size);
 
 	/* "trn/<backend device>/hbm" in the cgroup's dmem.* files. */
@@ -106,6 +114,31 @@ u64 trn_hbm_stack_size(const struct trn_device *tdev)
 	return div_u64(tdev->desc.hbm_size, tdev->desc.hbm_stacks);
 }
 
+/* Count @node's bytes as allocated (@add) or freed, in its stacks too. */
+static void trn_hbm_count(struct trn_device *tdev,
+			  const struct drm_mm_node *node, bool add)
+{
+	u64 stack_size = trn_hbm_stack_size(tdev);
+	u64 start = node->start, end = node->start + node->size;
+	u32 n = div64_u64(start, stack_size);
+
+	lockdep_assert_held(&tdev->hbm_lock);
+	if (add)
+		tdev->hbm_used += node->size;
+	else
+		tdev->hbm_used -= node->size;
+	/* Unplaced buffers may cross from one stack into the next. */
+	for (; start < end; n++) {
+		u64 part = min(end, (n + 1) * stack_size) - start;
+
+		if (add)
+			tdev->hbm_stack_used[n] += part;
+		else
+			tdev->hbm_stack_used[n] -= part;
+		start += part;
+	}
+}
+
 /**
  * trn_hbm_alloc() - allocate device memory
  * @tdev: the device
@@ -136,7 +169,7 @@ int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 	ret = drm_mm_insert_node_in_range(&tdev->hbm_mm, node, size, align, 0,
 					  start, end, DRM_MM_INSERT_BEST);
 	if (!ret)
-		tdev->hbm_used += size;
+		trn_hbm_count(tdev, node, true);
 	mutex_unlock(&tdev->hbm_lock);
 	if (ret)
 		return ret == -ENOSPC ? -ENOMEM : ret;
@@ -170,7 +203,7 @@ void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node)
 	}
 
 	mutex_lock(&tdev->hbm_lock);
-	tdev->hbm_used -= node->size;
+	trn_hbm_count(tdev, node, false);
 	drm_mm_remove_node(node);
 	mutex_unlock(&tdev->hbm_lock);
 }
@@ -189,4 +222,17 @@ u64 trn_hbm_used(struct trn_device *tdev)
 	used = tdev->hbm_used;
 	mutex_unlock(&tdev->hbm_lock);
 	return used;
+}
+
+/**
+ * trn_hbm_stacks_used() - bytes allocated in each HBM stack
+ * @tdev: the device
+ * @used: receives &trn_device_desc.hbm_stacks counts, taken together
+ */
+void trn_hbm_stacks_used(struct trn_device *tdev, u64 *used)
+{
+	mutex_lock(&tdev->hbm_lock);
+	memcpy(used, tdev->hbm_stack_used,
+	       tdev->desc.hbm_stacks * sizeof(*used));
+	mutex_unlock(&tdev->hbm_lock);
 }

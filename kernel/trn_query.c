@@ -6,6 +6,7 @@
  */
 
 #include <linux/minmax.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #include <drm/drm_device.h>
@@ -80,6 +81,34 @@ static int trn_query_device_info(struct trn_device *tdev,
 				  TRN_DEVICE_INFO_V1_SIZE);
 }
 
+static int trn_query_hbm_stacks(struct trn_device *tdev,
+				struct drm_trn_query *args)
+{
+	const u32 entry = sizeof(struct drm_trn_hbm_stack);
+	u32 n, stacks = tdev->desc.hbm_stacks;
+	struct drm_trn_hbm_stack *answer;
+	u64 *used;
+	int ret;
+
+	/* Whole entries only: a partial one could never grow. */
+	if (args->size % entry)
+		return -EINVAL;
+	answer = kcalloc(stacks, entry, GFP_KERNEL);
+	used = kcalloc(stacks, sizeof(*used), GFP_KERNEL);
+	ret = -ENOMEM;
+	if (answer && used) {
+		trn_hbm_stacks_used(tdev, used);
+		for (n = 0; n < stacks; n++) {
+			answer[n].size = trn_hbm_stack_size(tdev);
+			answer[n].used = used[n];
+		}
+		ret = trn_query_copy_out(args, answer, stacks * entry, entry);
+	}
+	kfree(used);
+	kfree(answer);
+	return ret;
+}
+
 static int trn_query_memory(struct trn_device *tdev, struct trn_file *tfile,
 			    struct drm_trn_query *args)
 {
@@ -106,7 +135,7 @@ static int trn_query_memory(struct trn_device *tdev, struct trn_file *tfile,
  * @file: the caller's file
  *
  * Return: 0 on success, -EINVAL for bad arguments or an unknown query,
- * -EFAULT if the answer cannot be written.
+ * -ENOMEM, -EFAULT if the answer cannot be written.
  */
 int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
 {
@@ -121,6 +150,8 @@ int trn_ioctl_query(struct drm_device *drm, void *data, struct drm_file *file)
 		return trn_query_device_info(tdev, args);
 	case DRM_TRN_QUERY_MEMORY:
 		return trn_query_memory(tdev, file->driver_priv, args);
+	case DRM_TRN_QUERY_HBM_STACKS:
+		return trn_query_hbm_stacks(tdev, args);
 	default:
 		return -EINVAL;
 	}

@@ -183,6 +183,8 @@ struct trn_queue {
 #define TRN_UAPI_MINOR_CAPS	4
 /* 1.6: user-mode queues (DRM_TRN_CAP_USER_QUEUES says whether). */
 #define TRN_UAPI_MINOR_USER_QUEUES	6
+/* 1.8: HBM stacks (DRM_TRN_QUERY_HBM_STACKS, DRM_TRN_BO_STACK()). */
+#define TRN_UAPI_MINOR_HBM_STACKS	8
 
 /* memory.c: close a GEM handle of @dev's file (errors are not reported). */
 void trn_gem_close(trn_device_t *dev, uint32_t handle);

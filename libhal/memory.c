@@ -566,3 +566,37 @@ unsigned int trnhal_test_bo_map_refs(trn_bo_t *bo)
 	return n;
 }
 #endif
+
+TRN_PUBLIC int trn_device_hbm_stacks(trn_device_t *dev,
+				     struct trn_hbm_stack *stacks, size_t cap,
+				     size_t *count)
+{
+	/* Every stack the uAPI can number, in one call. */
+	struct drm_trn_hbm_stack all[(DRM_TRN_BO_STACK_MASK >>
+				      DRM_TRN_BO_STACK_SHIFT) + 1];
+	struct drm_trn_query q;
+	size_t n, i;
+	int ret;
+
+	if (!dev || !count || (cap && !stacks))
+		return -EINVAL;
+	if (trn_handle_stale(dev))
+		return -ECHILD;
+	if (dev->uapi_minor < TRN_UAPI_MINOR_HBM_STACKS)
+		return -EOPNOTSUPP;
+	memset(&q, 0, sizeof(q));
+	q.query = DRM_TRN_QUERY_HBM_STACKS;
+	q.size = sizeof(all);
+	q.data = (uintptr_t)all;
+	ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUERY, &q);
+	if (ret)
+		return ret;
+	n = q.size / sizeof(all[0]);
+	for (i = 0; i < n && i < cap; i++) {
+		memset(&stacks[i], 0, sizeof(stacks[i]));
+		stacks[i].size = all[i].size;
+		stacks[i].used = all[i].used;
+	}
+	*count = n;
+	return 0;
+}

@@ -933,16 +933,21 @@ struct query_desc {
 	uint32_t id;
 	uint32_t min_size;	/* first version of the answer */
 	uint32_t size;		/* this header's version of it */
+	uint32_t entry;		/* an array of these: whole entries only */
 };
 
-static const struct query_desc queries[] = {
+/* HBM_STACKS's size is the stable device's: set up with ctx->ref. */
+static struct query_desc queries[] = {
 	{ DRM_TRN_QUERY_DEVICE_INFO, INFO_V1_SIZE,
-	  sizeof(struct drm_trn_device_info) },
+	  sizeof(struct drm_trn_device_info), 0 },
 	{ DRM_TRN_QUERY_MEMORY, MEMORY_V1_SIZE,
-	  sizeof(struct drm_trn_memory_info) },
+	  sizeof(struct drm_trn_memory_info), 0 },
+	{ DRM_TRN_QUERY_HBM_STACKS, sizeof(struct drm_trn_hbm_stack),
+	  4 * sizeof(struct drm_trn_hbm_stack),
+	  sizeof(struct drm_trn_hbm_stack) },
 };
 
-static const struct query_desc *find_query(uint32_t id)
+static struct query_desc *find_query(uint32_t id)
 {
 	unsigned int i;
 
@@ -954,7 +959,7 @@ static const struct query_desc *find_query(uint32_t id)
 
 static uint32_t pick_query_id(struct fuzz_thread *t)
 {
-	static const uint32_t bad[] = { 0, 3, 4, 0x100, 0x7fffffffu,
+	static const uint32_t bad[] = { 0, 4, 5, 0x100, 0x7fffffffu,
 					0xffffffffu };
 
 	switch (below(t, 8)) {
@@ -1005,7 +1010,7 @@ static int query_model(const struct drm_trn_query *q,
 		return -EINVAL;
 	if (!q->size)
 		return 0;
-	if (q->size < qd->min_size)
+	if (q->size < qd->min_size || (qd->entry && q->size % qd->entry))
 		return -EINVAL;
 	return ptr_ok(data, q->size < qd->size ? q->size : qd->size) ?
 	       0 : -EFAULT;
@@ -1076,6 +1081,21 @@ static void check_answer(struct fuzz_thread *t, const struct target *tg,
 			   info.generation != DRM_TRN_GEN_SIM) {
 			fail(t, 0, "churned device answered id %u gen %u",
 			     info.device_id, info.generation);
+		}
+		return;
+	}
+	if (id == DRM_TRN_QUERY_HBM_STACKS) {
+		struct drm_trn_hbm_stack st;
+		uint32_t off;
+
+		for (off = 0; off + sizeof(st) <= len; off += sizeof(st)) {
+			memcpy(&st, (const char *)answer + off, sizeof(st));
+			if (st.used > st.size ||
+			    (df->stable &&
+			     st.size != ref->hbm_size / ref->hbm_stacks))
+				fail(t, 0, "HBM stack %u: %" PRIu64 " of %" PRIu64
+				     " bytes used", off / (uint32_t)sizeof(st),
+				     (uint64_t)st.used, (uint64_t)st.size);
 		}
 		return;
 	}
@@ -4183,6 +4203,9 @@ static int reference_answers(struct fuzz_ctx *ctx)
 	if (fd < 0)
 		return setup_error(ctx, -fd, "opening the stable device");
 	ret = query_info(fd, &ctx->ref);
+	if (!ret)
+		find_query(DRM_TRN_QUERY_HBM_STACKS)->size =
+			ctx->ref.hbm_stacks * sizeof(struct drm_trn_hbm_stack);
 	memset(&v, 0, sizeof(v));
 	if (!ret)
 		ret = raw_ioctl(fd, DRM_IOCTL_VERSION, &v);

@@ -389,17 +389,35 @@ TEST_F(mem, mmap_round_trip)
 	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
 }
 
+/* Bytes allocated in HBM stack @n (DRM_TRN_QUERY_HBM_STACKS), or ~0. */
+static uint64_t stack_used(int fd, unsigned int n)
+{
+	struct drm_trn_hbm_stack st[256];
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_HBM_STACKS,
+		.size = sizeof(st),
+		.data = (uintptr_t)st,
+	};
+
+	if (raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ||
+	    n >= q.size / sizeof(st[0]))
+		return ~0ULL;
+	return st[n].used;
+}
+
 /*
  * uAPI 1.8: a buffer placed on an HBM stack lies wholly in it. With a page
  * on stack n, a whole stack's worth no longer fits there (a placement that
  * ignored the stack would find it room elsewhere) but does on the next
  * stack, and without placement; each empty stack takes its whole size, and
- * with all of them full the device is. The data of a buffer on each stack
- * goes through the CPU's mapping and the device's copies unchanged.
+ * with all of them full the device is. DRM_TRN_QUERY_HBM_STACKS counts
+ * each buffer in its stack, and one across two in both. The data of a
+ * buffer on each stack goes through the CPU's mapping and the device's
+ * copies unchanged.
  */
 TEST_F(mem, stack_placement)
 {
-	unsigned int stacks = self->info.hbm_stacks, n;
+	unsigned int stacks = self->info.hbm_stacks, n, m;
 	uint64_t stack = self->info.hbm_size / stacks;
 	uint64_t size = MiB + 3 * TEST_PAGE;
 	uint32_t whole[256];
@@ -415,6 +433,9 @@ TEST_F(mem, stack_placement)
 		ASSERT_EQ(0, bo_info(self->fd, page, &bi));
 		EXPECT_EQ(f, bi.bo_flags);
 		EXPECT_EQ(DRM_TRN_PLACEMENT_HBM, bi.placement);
+		for (m = 0; m < stacks; m++)
+			EXPECT_EQ(m == n ? TEST_PAGE : 0,
+				  stack_used(self->fd, m)) TH_LOG("stack %u", m);
 		EXPECT_EQ(-ENOMEM, bo_create(self->fd, stack,
 					     DRM_TRN_PLACEMENT_HBM, f, 0, NULL,
 					     NULL)) TH_LOG("stack %u", n);
@@ -439,15 +460,38 @@ TEST_F(mem, stack_placement)
 			TH_LOG("stack %u", n);
 	EXPECT_TRUE(counters_are(DUT_ID, self->info.hbm_size,
 				 self->base.host_pinned));
+	for (n = 0; n < stacks; n++)
+		EXPECT_EQ(stack, stack_used(self->fd, n));
 	EXPECT_EQ(-ENOMEM, bo_create(self->fd, 1, DRM_TRN_PLACEMENT_HBM, 0, 0,
 				     NULL, NULL));
 	for (n = 0; n < stacks; n++)
 		EXPECT_EQ(0, gem_close(self->fd, whole[n]));
 
+	/*
+	 * Stack 0 but its last MiB, then 2 MiB anywhere (page aligned): the
+	 * free memory starts at that MiB, so the best fit starts there too
+	 * and runs a MiB into stack 1, and counts in both.
+	 */
+	if (stacks > 1) {
+		uint32_t h;
+
+		ASSERT_EQ(0, bo_create(self->fd, stack - MiB,
+				       DRM_TRN_PLACEMENT_HBM,
+				       DRM_TRN_BO_STACK(0), 0, &whole[0], NULL));
+		ASSERT_EQ(0, bo_create(self->fd, 2 * MiB, DRM_TRN_PLACEMENT_HBM,
+				       0, TEST_PAGE, &h, NULL));
+		EXPECT_EQ(stack, stack_used(self->fd, 0));
+		EXPECT_EQ(MiB, stack_used(self->fd, 1));
+		EXPECT_EQ(0, gem_close(self->fd, h));
+		EXPECT_EQ(0, gem_close(self->fd, whole[0]));
+	}
+	for (n = 0; n < stacks; n++)
+		EXPECT_EQ(0, stack_used(self->fd, n));
+
 	/* Through the CPU and the device, on each stack. */
 	for (n = 0; n < stacks; n++) {
 		uint64_t va, host_va;
-		unsigned char *m, *host;
+		unsigned char *cpu, *host;
 		uint32_t h, hh;
 		size_t i;
 
@@ -455,20 +499,20 @@ TEST_F(mem, stack_placement)
 				       DRM_TRN_BO_STACK(n), 0, &h, &va));
 		ASSERT_EQ(0, bo_create(self->fd, size, DRM_TRN_PLACEMENT_HOST, 0,
 				       0, &hh, &host_va));
-		m = bo_mmap(self->fd, h, size);
+		cpu = bo_mmap(self->fd, h, size);
 		host = bo_mmap(self->fd, hh, size);
-		ASSERT_NE(MAP_FAILED, m);
+		ASSERT_NE(MAP_FAILED, cpu);
 		ASSERT_NE(MAP_FAILED, host);
-		EXPECT_TRUE(all_bytes(m, 0, size));
+		EXPECT_TRUE(all_bytes(cpu, 0, size));
 		for (i = 0; i < size; i++)
-			m[i] = (unsigned char)(i * 13 + n);
+			cpu[i] = (unsigned char)(i * 13 + n);
 		ASSERT_EQ(0, dut_copy(self->fd, host_va, va, size));
-		EXPECT_EQ(0, memcmp(m, host, size)) TH_LOG("stack %u", n);
+		EXPECT_EQ(0, memcmp(cpu, host, size)) TH_LOG("stack %u", n);
 		memset(host, 0x5a + n, size);
 		ASSERT_EQ(0, dut_copy(self->fd, va + 5, host_va, size - 5));
-		EXPECT_TRUE(all_bytes(m + 5, 0x5a + n, size - 5));
-		EXPECT_EQ((unsigned char)n, m[0]);
-		munmap(m, size);
+		EXPECT_TRUE(all_bytes(cpu + 5, 0x5a + n, size - 5));
+		EXPECT_EQ((unsigned char)n, cpu[0]);
+		munmap(cpu, size);
 		munmap(host, size);
 		EXPECT_EQ(0, gem_close(self->fd, h));
 		EXPECT_EQ(0, gem_close(self->fd, hh));
@@ -1552,6 +1596,30 @@ TEST_F(mem, libtrnhal_buffers)
 	EXPECT_EQ(TEST_PAGE, st.ctx_pinned);
 	EXPECT_EQ(2, st.ctx_bos);
 	EXPECT_EQ(self->info.hbm_size, st.hbm_total);
+	/* The stacks: as many as the device says, their sum the device's. */
+	{
+		struct trn_hbm_stack stacks[256], one;
+		size_t count = 0, n;
+		uint64_t sum = 0;
+
+		ASSERT_EQ(0, trn_device_hbm_stacks(dev, NULL, 0, &count));
+		EXPECT_EQ(self->info.hbm_stacks, count);
+		memset(&one, 0xa5, sizeof(one));
+		ASSERT_EQ(0, trn_device_hbm_stacks(dev, &one, 1, &count));
+		EXPECT_EQ(self->info.hbm_stacks, count);
+		EXPECT_EQ(self->info.hbm_size / count, one.size);
+		EXPECT_EQ(0, one.reserved[0] | one.reserved[1]);
+		ASSERT_EQ(0, trn_device_hbm_stacks(dev, stacks, 256, &count));
+		for (n = 0; n < count; n++) {
+			EXPECT_EQ(self->info.hbm_size / count, stacks[n].size);
+			sum += stacks[n].used;
+		}
+		EXPECT_EQ(st.hbm_used, sum);
+		EXPECT_EQ(-EINVAL, trn_device_hbm_stacks(dev, NULL, 1, &count));
+		EXPECT_EQ(-EINVAL, trn_device_hbm_stacks(dev, stacks, 1, NULL));
+		EXPECT_EQ(-EINVAL, trn_device_hbm_stacks(NULL, stacks, 1,
+							 &count));
+	}
 
 	/* Mappings are refcounted; the device sees what the CPU wrote. */
 	ASSERT_EQ(0, trn_bo_map(hbm, (void **)&p));

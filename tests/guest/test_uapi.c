@@ -200,6 +200,67 @@ TEST_F(uapi, hbm_stacks_field)
 				sizeof(self->buf) - INFO_V3_SIZE));
 }
 
+/*
+ * uAPI 1.8: DRM_TRN_QUERY_HBM_STACKS, one 16-byte entry per stack, whole
+ * entries only; its figures agree with the device's.
+ */
+TEST_F(uapi, hbm_stacks_query)
+{
+	static const uint32_t partial[] = { 1, 8, 15, 17, 24, 31, 4095 };
+	struct drm_trn_hbm_stack *st = (void *)self->buf;
+	struct drm_trn_device_info info;
+	struct drm_trn_memory_info mi;
+	struct drm_trn_query q;
+	uint64_t used = 0;
+	uint32_t full, n;
+	size_t i;
+
+	_Static_assert(sizeof(*st) == 16, "an HBM stack entry is 16 bytes");
+	ASSERT_EQ(0, query_info(self->fd, &info));
+	full = info.hbm_stacks * sizeof(*st);
+
+	q = query_of(self->buf, 0);
+	q.query = DRM_TRN_QUERY_HBM_STACKS;
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
+	EXPECT_EQ(full, q.size);
+	EXPECT_TRUE(all_pattern(self->buf, sizeof(self->buf)));
+
+	/* The first stack only, and nothing past it. */
+	q = query_of(self->buf, sizeof(*st));
+	q.query = DRM_TRN_QUERY_HBM_STACKS;
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
+	EXPECT_EQ(sizeof(*st), q.size);
+	EXPECT_EQ(info.hbm_size / info.hbm_stacks, st[0].size);
+	EXPECT_TRUE(all_pattern(self->buf + sizeof(*st),
+				sizeof(self->buf) - sizeof(*st)));
+
+	/* All of them, with room to spare. */
+	memset(self->buf, PATTERN, sizeof(self->buf));
+	q = query_of(self->buf, sizeof(self->buf));
+	q.query = DRM_TRN_QUERY_HBM_STACKS;
+	ASSERT_EQ(0, raw_ioctl(self->fd, DRM_IOCTL_TRN_QUERY, &q));
+	EXPECT_EQ(full, q.size);
+	for (n = 0; n < info.hbm_stacks; n++) {
+		EXPECT_EQ(info.hbm_size / info.hbm_stacks, st[n].size);
+		EXPECT_GE(st[n].size, st[n].used);
+		used += st[n].used;
+	}
+	EXPECT_TRUE(all_pattern(self->buf + full, sizeof(self->buf) - full));
+	/* An idle device: the stacks' sum is the device's. */
+	ASSERT_EQ(0, query_memory(self->fd, &mi));
+	EXPECT_EQ(mi.hbm_used, used);
+
+	/* Part of an entry is refused, and changes nothing. */
+	memset(self->buf, PATTERN, sizeof(self->buf));
+	for (i = 0; i < ARRAY_SIZE(partial); i++) {
+		q = query_of(self->buf, partial[i]);
+		q.query = DRM_TRN_QUERY_HBM_STACKS;
+		EXPECT_EQ(0, fails_cleanly(self->fd, &q, EINVAL, self->buf,
+					   sizeof(self->buf)))
+			TH_LOG("size %u", partial[i]);
+	}
+}
+
 TEST_F(uapi, nonzero_pad)
 {
 	struct drm_trn_query q = query_of(self->buf, INFO_V1_SIZE);
@@ -227,7 +288,7 @@ TEST_F(uapi, nonzero_flags)
 
 TEST_F(uapi, unknown_query)
 {
-	static const uint32_t ids[] = { 0, 2, 3, 0x100, 0xffffffffu };
+	static const uint32_t ids[] = { 0, 4, 5, 0x100, 0xffffffffu };
 	struct drm_trn_query q = query_of(self->buf, INFO_V1_SIZE);
 	size_t i;
 

@@ -87,10 +87,14 @@ enum drm_trn_generation {
  * enum drm_trn_query_id - what &struct drm_trn_query asks for
  * @DRM_TRN_QUERY_DEVICE_INFO: &struct drm_trn_device_info
  * @DRM_TRN_QUERY_MEMORY: &struct drm_trn_memory_info
+ * @DRM_TRN_QUERY_HBM_STACKS: an array of &struct drm_trn_hbm_stack, one per
+ *	HBM stack in stack order (uAPI 1.8); @size must be a multiple of the
+ *	entry's size, and the kernel writes as many whole entries as fit
  */
 enum drm_trn_query_id {
 	DRM_TRN_QUERY_DEVICE_INFO = 1,
 	DRM_TRN_QUERY_MEMORY = 2,
+	DRM_TRN_QUERY_HBM_STACKS = 3,
 };
 
 /**
@@ -354,6 +358,18 @@ struct drm_trn_memory_info {
 	__u64 max_ctx_bos;
 	/** @max_ctx_pinned: limit on @ctx_pinned, in bytes. */
 	__u64 max_ctx_pinned;
+};
+
+/**
+ * struct drm_trn_hbm_stack - one HBM stack, in %DRM_TRN_QUERY_HBM_STACKS
+ *
+ * Buffers that span two stacks count in each for the bytes they have there.
+ */
+struct drm_trn_hbm_stack {
+	/** @size: bytes of the stack (&drm_trn_device_info.hbm_size / hbm_stacks). */
+	__u64 size;
+	/** @used: bytes of it allocated, by anyone. */
+	__u64 used;
 };
 
 /**
