@@ -19,9 +19,12 @@
 
 #include <uapi/drm/trn_accel.h>
 
-/* Stack numbers a buffer's flags can carry (DRM_TRN_BO_STACK_MASK). */
-#define TRN_MAX_HBM_STACKS \
-	((DRM_TRN_BO_STACK_MASK >> DRM_TRN_BO_STACK_SHIFT) + 1)
+/*
+ * HBM stacks a device may have: what sysfs's hbm_stack_used shows in one
+ * page (64 numbers of up to 20 digits). The uAPI's stack number has room
+ * for 256 (DRM_TRN_BO_STACK_MASK).
+ */
+#define TRN_MAX_HBM_STACKS	64
 
 struct device;
 struct module;
@@ -35,9 +38,9 @@ struct trn_device;
  * @num_cores: number of NeuronCores, at least one
  * @queues_per_core: hardware queues per NeuronCore, at least one
  * @hbm_size: bytes of device memory
- * @hbm_stacks: HBM stacks @hbm_size is made of, 1 to 256, each of the same
- *              size; stack n holds the offsets from n * (@hbm_size /
- *              @hbm_stacks)
+ * @hbm_stacks: HBM stacks @hbm_size is made of, 1 to %TRN_MAX_HBM_STACKS,
+ *              each of the same size; stack n holds the offsets from
+ *              n * (@hbm_size / @hbm_stacks)
  * @va_start: first device virtual address a context may use (page aligned)
  * @va_size: size of a context's device virtual address range (page aligned)
  * @capabilities: DRM_TRN_CAP_* bits

@@ -3,7 +3,8 @@
  * Copyright (c) 2026 The trn authors
  *
  * Per-device figures in sysfs, on the accel node's device:
- * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, the
+ * /sys/class/accel/accelN/{hbm_total,hbm_used,host_pinned}, in bytes, and
+ * hbm_stack_used (bytes of each HBM stack, one number per stack), the
  * job counters jobs_submitted, jobs_completed, jobs_failed (and by status
  * in jobs_failed_by_status/), resets, device_resets, bans and mmu_faults,
  * whether the device is wedged (a device reset failed), its health and
@@ -44,6 +45,27 @@ static ssize_t hbm_used_show(struct device *kdev,
 	return sysfs_emit(buf, "%llu\n", trn_hbm_used(kdev_to_trn(kdev)));
 }
 static DEVICE_ATTR_RO(hbm_used);
+
+/* One number per HBM stack, in stack order: an array of one type. */
+static ssize_t hbm_stack_used_show(struct device *kdev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct trn_device *tdev = kdev_to_trn(kdev);
+	u32 n, stacks = tdev->desc.hbm_stacks;
+	u64 *used;
+	int len = 0;
+
+	used = kcalloc(stacks, sizeof(*used), GFP_KERNEL);
+	if (!used)
+		return -ENOMEM;
+	trn_hbm_stacks_used(tdev, used);
+	for (n = 0; n < stacks; n++)
+		len += sysfs_emit_at(buf, len, "%s%llu", n ? " " : "", used[n]);
+	len += sysfs_emit_at(buf, len, "\n");
+	kfree(used);
+	return len;
+}
+static DEVICE_ATTR_RO(hbm_stack_used);
 
 static ssize_t host_pinned_show(struct device *kdev,
 				struct device_attribute *attr, char *buf)
@@ -163,6 +185,7 @@ static DEVICE_ATTR_RO(queue_depth);
 static struct attribute *trn_attrs[] = {
 	&dev_attr_hbm_total.attr,
 	&dev_attr_hbm_used.attr,
+	&dev_attr_hbm_stack_used.attr,
 	&dev_attr_host_pinned.attr,
 	&dev_attr_jobs_submitted.attr,
 	&dev_attr_jobs_completed.attr,

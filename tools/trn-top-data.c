@@ -94,6 +94,22 @@ static uint64_t read_u64(const char *dir, const char *attr)
 	return strtoull(buf, NULL, 10);
 }
 
+/* hbm_stack_used: blank-separated numbers, one per stack. */
+static void read_stacks(const char *dir, struct top_device *d)
+{
+	char buf[TOP_MAX_STACKS * 21 + 2], *p = buf, *end;
+
+	read_line(dir, "hbm_stack_used", buf, sizeof(buf));
+	while (d->nstacks < TOP_MAX_STACKS) {
+		unsigned long long v = strtoull(p, &end, 10);
+
+		if (end == p)
+			break;
+		d->stack_used[d->nstacks++] = v;
+		p = end;
+	}
+}
+
 /* The last component of the symlink @dir/@link into @buf ("" if none). */
 static void link_name(const char *dir, const char *link, char *buf,
 		      size_t size)
@@ -130,6 +146,7 @@ static int read_device(const char *sys_root, unsigned int minor,
 		  sizeof(d->health_reason));
 	d->hbm_total = read_u64(dir, "hbm_total");
 	d->hbm_used = read_u64(dir, "hbm_used");
+	read_stacks(dir, d);
 	d->host_pinned = read_u64(dir, "host_pinned");
 	d->submitted = read_u64(dir, "jobs_submitted");
 	d->completed = read_u64(dir, "jobs_completed");
@@ -556,8 +573,11 @@ static void json_device(FILE *f, const struct top_device *d,
 	fputs(",\"health_reason\":", f);
 	json_put_string(f, d->health_reason);
 	fprintf(f, ",\"memory\":{\"hbm_total\":%" PRIu64 ",\"hbm_used\":%" PRIu64
-		",\"host_pinned\":%" PRIu64 "}", d->hbm_total, d->hbm_used,
-		d->host_pinned);
+		",\"host_pinned\":%" PRIu64 ",\"hbm_stack_used\":[", d->hbm_total,
+		d->hbm_used, d->host_pinned);
+	for (i = 0; i < d->nstacks; i++)
+		fprintf(f, "%s%" PRIu64, i ? "," : "", d->stack_used[i]);
+	fputs("]}", f);
 	fprintf(f, ",\"execution\":{\"submitted\":%" PRIu64
 		",\"completed\":%" PRIu64 ",\"failed\":%" PRIu64
 		",\"failed_by_status\":{", d->submitted, d->completed,

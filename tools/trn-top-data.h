@@ -29,6 +29,9 @@ struct top_core {
 	uint64_t jobs_timed_out;
 };
 
+/* HBM stacks a device has at most (the driver's limit). */
+#define TOP_MAX_STACKS	64
+
 struct top_device {
 	unsigned int minor;
 	char bus_id[64];	/* the backend's device: trn_sim0, 0000:00:04.0 */
@@ -36,6 +39,9 @@ struct top_device {
 	char health[16];
 	char health_reason[128];
 	uint64_t hbm_total, hbm_used, host_pinned;
+	/* hbm_stack_used: bytes of each HBM stack; none from older drivers. */
+	unsigned int nstacks;
+	uint64_t stack_used[TOP_MAX_STACKS];
 	uint64_t submitted, completed, failed;
 	uint64_t failed_by[TOP_STATUSES];
 	uint64_t resets, device_resets, bans, mmu_faults, coredumps;

@@ -194,6 +194,31 @@ static void bar(char *buf, size_t size, double ratio, unsigned int width)
 	buf[2 + width] = '\0';
 }
 
+/* Each HBM stack's use, where the device has more than one. */
+static void render_stacks(struct view *v, const struct top_device *d)
+{
+	char line[512], used[32];
+	size_t len = 0;
+	unsigned int i;
+
+	if (d->nstacks < 2)
+		return;
+	for (i = 0; i < d->nstacks; i++) {
+		char cell[48];
+
+		format_size(d->stack_used[i], used, sizeof(used));
+		snprintf(cell, sizeof(cell), "  stack%-2u %10s", i, used);
+		if (len + strlen(cell) > v->width && len) {
+			view_printf(v, false, "      %s", line);
+			len = 0;
+		}
+		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
+					cell);
+	}
+	if (len)
+		view_printf(v, false, "      %s", line);
+}
+
 static void render_device(struct view *v, const struct top_device *d,
 			  const struct top_device *b, uint64_t period)
 {
@@ -213,6 +238,7 @@ static void render_device(struct view *v, const struct top_device *d,
 		    (unsigned long long)d->bans);
 	if (d->health_reason[0])
 		view_printf(v, false, "         %s", d->health_reason);
+	render_stacks(v, d);
 	cores[0] = '\0';
 	for (i = 0; i < d->ncores; i++) {
 		double u = b && i < b->ncores ?

@@ -871,6 +871,26 @@ TEST_F(health, top_shows_this_process)
 		 dut_is_part() ? "trn_pci" : "trn_sim");
 	EXPECT_NE(NULL, strstr(out, want)) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(out, "\"health\":\"ok\"")) TH_LOG("%s", out);
+	/* Each HBM stack's use (sysfs hbm_stack_used), the device's in sum. */
+	{
+		const char *s = strstr(out, "\"hbm_stack_used\":[");
+		uint64_t sum = 0, used;
+		unsigned int k = 0;
+		char *end;
+
+		ASSERT_NE(NULL, s) TH_LOG("%s", out);
+		s += strlen("\"hbm_stack_used\":[");
+		while (*s != ']' && k < 64) {
+			sum += strtoull(s, &end, 10);
+			ASSERT_NE(s, end) TH_LOG("%s", out);
+			k++;
+			s = *end == ',' ? end + 1 : end;
+		}
+		EXPECT_EQ(self->info.hbm_stacks, k);
+		ASSERT_EQ(0, json_u64(out, NULL, "hbm_used", &used));
+		EXPECT_EQ(used, sum);
+		EXPECT_LE(256 * 1024, sum);
+	}
 	cores = strstr(out, "\"cores\":[{\"core\":0,");
 	ASSERT_NE(NULL, cores) TH_LOG("%s", out);
 	EXPECT_NE(NULL, strstr(cores, "{\"core\":1,\"busy_ns\":"));

@@ -389,7 +389,10 @@ TEST_F(mem, mmap_round_trip)
 	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
 }
 
-/* Bytes allocated in HBM stack @n (DRM_TRN_QUERY_HBM_STACKS), or ~0. */
+/*
+ * Bytes allocated in HBM stack @n (DRM_TRN_QUERY_HBM_STACKS), or ~0; sysfs's
+ * hbm_stack_used must say the same of every stack (else ~0 too).
+ */
 static uint64_t stack_used(int fd, unsigned int n)
 {
 	struct drm_trn_hbm_stack st[256];
@@ -398,10 +401,34 @@ static uint64_t stack_used(int fd, unsigned int n)
 		.size = sizeof(st),
 		.data = (uintptr_t)st,
 	};
+	char path[128], line[64 * 21 + 2], *p = line, *end;
+	unsigned int minor, i, count;
+	FILE *f;
 
 	if (raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ||
-	    n >= q.size / sizeof(st[0]))
+	    n >= q.size / sizeof(st[0]) || dut_minor(&minor))
 		return ~0ULL;
+	count = q.size / sizeof(st[0]);
+	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/hbm_stack_used",
+		 minor);
+	f = fopen(path, "r");
+	if (!f || !fgets(line, sizeof(line), f)) {
+		if (f)
+			fclose(f);
+		return ~0ULL;
+	}
+	fclose(f);
+	for (i = 0; i < count; i++, p = end) {
+		unsigned long long v = strtoull(p, &end, 10);
+
+		if (end == p || v != st[i].used) {
+			fprintf(stderr, "# stack %u: sysfs \"%s\", query %llu\n",
+				i, line, (unsigned long long)st[i].used);
+			return ~0ULL;
+		}
+	}
+	if (strcmp(p, "\n"))
+		return ~0ULL;	/* more numbers than stacks, or no newline */
 	return st[n].used;
 }
 

@@ -186,7 +186,7 @@ TEST_F(uapi, hbm_stacks_field)
 
 	ASSERT_EQ(0, query_info(self->fd, &info));
 	EXPECT_LE(1, info.hbm_stacks);
-	EXPECT_GE(256, info.hbm_stacks);
+	EXPECT_GE(64, info.hbm_stacks);
 	EXPECT_EQ(0, info.hbm_size % info.hbm_stacks);
 	EXPECT_EQ(0, (info.hbm_size / info.hbm_stacks) % TEST_PAGE);
 	EXPECT_EQ(0, info.reserved);

@@ -118,6 +118,7 @@ static void make_sys(int k)
 	put("1 device reset\n", "%s/health_reason", d0);
 	put_u64(1ULL << 30, d0, "hbm_total");
 	put_u64(8192, d0, "hbm_used");
+	put("4096 0 4096 0\n", "%s/hbm_stack_used", d0);
 	put_u64(4096, d0, "host_pinned");
 	put_u64(k ? 400 : 150, d0, "jobs_submitted");
 	put_u64(k ? 300 : 100, d0, "jobs_completed");
@@ -302,6 +303,12 @@ int main(void)
 	CHECK_STR(b.devices[0].health_reason, "1 device reset");
 	CHECK_INT(b.devices[0].ncores, 2);
 	CHECK_INT(b.devices[1].ncores, 0);
+	/* Each stack's use; none from a driver without the attribute. */
+	CHECK_INT(b.devices[0].nstacks, 4);
+	CHECK_INT(b.devices[0].stack_used[0], 4096);
+	CHECK_INT(b.devices[0].stack_used[1], 0);
+	CHECK_INT(b.devices[0].stack_used[2], 4096);
+	CHECK_INT(b.devices[1].nstacks, 0);
 	CHECK_INT(b.devices[0].failed_by[5], 3);	/* mmu_fault */
 	CHECK_INT(b.devices[0].failed_by[6], 4);	/* timeout */
 	CHECK_INT(b.devices[0].failed_by[0], 0);	/* absent file */
@@ -335,7 +342,7 @@ int main(void)
 		  "\"bus_id\":\"trn_sim0\",\"driver\":\"trn_sim\","
 		  "\"health\":\"degraded\",\"health_reason\":\"1 device reset\","
 		  "\"memory\":{\"hbm_total\":1073741824,\"hbm_used\":8192,"
-		  "\"host_pinned\":4096},");
+		  "\"host_pinned\":4096,\"hbm_stack_used\":[4096,0,4096,0]},");
 	CHECK_HAS(r, "\"execution\":{\"submitted\":400,\"completed\":300,"
 		  "\"failed\":7,\"failed_by_status\":{\"bad_opcode\":0,");
 	CHECK_HAS(r, "\"mmu_fault\":3,\"timeout\":4,");
@@ -349,6 +356,7 @@ int main(void)
 		  "\"jobs_failed\":0,\"jobs_timed_out\":4,"
 		  "\"utilization\":0.2500}]}");
 	CHECK_HAS(r, "{\"minor\":1,\"node\":\"/dev/accel/accel1\"");
+	CHECK_HAS(r, "\"host_pinned\":0,\"hbm_stack_used\":[]}");
 	CHECK_HAS(r, "\"clients\":[{\"pid\":100,\"comm\":\"trainer\","
 		  "\"minor\":0,\"client_id\":7,\"context\":4,\"queues\":3,"
 		  "\"buffers\":5,\"memory\":{\"hbm\":{\"total\":8192,"
