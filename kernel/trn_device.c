@@ -10,6 +10,7 @@
 #include <linux/err.h>
 #include <linux/export.h>
 #include <linux/fs.h>
+#include <linux/math64.h>
 #include <linux/mm.h>
 
 #include <drm/drm_drv.h>
@@ -20,6 +21,15 @@
 #include <uapi/drm/trn_accel.h>
 
 #include "trn_drv.h"
+
+/* Stacks of one size, each a whole number of pages. */
+static bool trn_desc_stacks_even(const struct trn_device_desc *desc)
+{
+	u32 rem;
+	u64 stack = div_u64_rem(desc->hbm_size, desc->hbm_stacks, &rem);
+
+	return !rem && PAGE_ALIGNED(stack);
+}
 
 /**
  * trn_desc_validate() - check a backend's description of its device
@@ -36,8 +46,7 @@ VISIBLE_IF_KUNIT int trn_desc_validate(struct device *parent,
 		return -EINVAL;
 	}
 	if (!desc->hbm_stacks || desc->hbm_stacks > TRN_MAX_HBM_STACKS ||
-	    desc->hbm_size % desc->hbm_stacks ||
-	    !PAGE_ALIGNED(desc->hbm_size / desc->hbm_stacks)) {
+	    !trn_desc_stacks_even(desc)) {
 		dev_err(parent, "invalid HBM stacks: %u of %llu bytes\n",
 			desc->hbm_stacks, desc->hbm_size);
 		return -EINVAL;

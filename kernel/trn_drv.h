@@ -748,9 +748,12 @@ int trn_hbm_init(struct trn_device *tdev);
 int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 		  u64 size, u64 align, int stack);
 u64 trn_hbm_stack_size(const struct trn_device *tdev);
+bool trn_hbm_could_fit(const struct trn_device *tdev, u64 size, u64 align,
+		       int stack);
 void trn_hbm_free(struct trn_device *tdev, struct drm_mm_node *node);
 u64 trn_hbm_used(struct trn_device *tdev);
-void trn_hbm_stacks_used(struct trn_device *tdev, u64 *used);
+void trn_hbm_stacks_usage(struct trn_device *tdev, u64 *used,
+			  u64 *largest_free);
 int trn_dmem_charge(struct trn_device *tdev, u64 size,
 		    struct dmem_cgroup_pool_state **pool);
 void trn_dmem_uncharge(struct dmem_cgroup_pool_state *pool, u64 size);

@@ -773,23 +773,26 @@ static u64 trn_bo_default_align(u64 size, u64 align)
 	return max_t(u64, align, PAGE_SIZE);
 }
 
+/* The stack DRM_TRN_BO_STACK() in @flags names, or TRN_HBM_ANY_STACK. */
+static int trn_bo_stack(u32 flags)
+{
+	if (!(flags & DRM_TRN_BO_ON_STACK))
+		return TRN_HBM_ANY_STACK;
+	return (flags & DRM_TRN_BO_STACK_MASK) >> DRM_TRN_BO_STACK_SHIFT;
+}
+
+/* trn_ioctl_bo_create() checked that the memory could ever hold it. */
 static int trn_bo_create_hbm(struct trn_device *tdev, struct trn_bo *bo)
 {
-	int stack = TRN_HBM_ANY_STACK;
 	u64 size = bo->base.size;
 	int ret;
 
-	if (bo->flags & DRM_TRN_BO_ON_STACK)
-		stack = (bo->flags & DRM_TRN_BO_STACK_MASK) >>
-			DRM_TRN_BO_STACK_SHIFT;
-	if (size > (stack == TRN_HBM_ANY_STACK ? tdev->desc.hbm_size :
-					      trn_hbm_stack_size(tdev)))
-		return -E2BIG;
 	/* Within the caller's dmem cgroup limit first, then the device. */
 	ret = trn_dmem_charge(tdev, size, &bo->dmem_pool);
 	if (ret)
 		return ret;
-	return trn_hbm_alloc(tdev, &bo->hbm, size, bo->align, stack);
+	return trn_hbm_alloc(tdev, &bo->hbm, size, bo->align,
+			     trn_bo_stack(bo->flags));
 }
 
 /*
@@ -991,7 +994,7 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 	struct drm_trn_bo_create *args = data;
 	bool hbm = args->placement == DRM_TRN_PLACEMENT_HBM;
 	struct trn_bo *bo;
-	u64 size;
+	u64 size, align;
 
 	if (args->pad || args->flags & ~TRN_BO_CREATE_FLAGS)
 		return -EINVAL;
@@ -1012,8 +1015,13 @@ int trn_ioctl_bo_create(struct drm_device *drm, void *data,
 		return -E2BIG;
 
 	size = PAGE_ALIGN(args->size);
+	align = trn_bo_default_align(size, args->alignment);
+	/* Not even the empty memory (stack) would hold it: before any charge. */
+	if (hbm && !trn_hbm_could_fit(tdev, size, align,
+				      trn_bo_stack(args->flags)))
+		return -E2BIG;
 	bo = trn_bo_new(tdev, tfile->usage, args->placement, args->flags, size,
-			trn_bo_default_align(size, args->alignment));
+			align);
 	if (IS_ERR(bo))
 		return PTR_ERR(bo);
 	return trn_bo_publish(file, bo, &args->handle, &args->va);

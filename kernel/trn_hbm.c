@@ -13,6 +13,7 @@
 
 #include <linux/err.h>
 #include <linux/lockdep.h>
+#include <linux/math.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/string.h>
@@ -139,6 +140,39 @@ static void trn_hbm_count(struct trn_device *tdev,
 	}
 }
 
+/* The offsets [*@start, *@end) that @stack (or any stack) covers. */
+static void trn_hbm_range(const struct trn_device *tdev, int stack,
+			  u64 *start, u64 *end)
+{
+	*start = 0;
+	*end = tdev->desc.hbm_size;
+	if (stack != TRN_HBM_ANY_STACK) {
+		*start = stack * trn_hbm_stack_size(tdev);
+		*end = *start + trn_hbm_stack_size(tdev);
+	}
+}
+
+/**
+ * trn_hbm_could_fit() - whether empty device memory could hold a range
+ * @tdev: the device
+ * @size: bytes, page aligned
+ * @align: alignment of the range's start, a power of two
+ * @stack: as for trn_hbm_alloc()
+ *
+ * Return: false if trn_hbm_alloc() could never succeed for these, however
+ * much memory were free (a range larger than the stack, or one whose
+ * alignment leaves too little of the stack).
+ */
+bool trn_hbm_could_fit(const struct trn_device *tdev, u64 size, u64 align,
+		       int stack)
+{
+	u64 start, end;
+
+	trn_hbm_range(tdev, stack, &start, &end);
+	start = round_up(start, align);
+	return start < end && size <= end - start;
+}
+
 /**
  * trn_hbm_alloc() - allocate device memory
  * @tdev: the device
@@ -158,13 +192,10 @@ static void trn_hbm_count(struct trn_device *tdev,
 int trn_hbm_alloc(struct trn_device *tdev, struct drm_mm_node *node,
 		  u64 size, u64 align, int stack)
 {
-	u64 start = 0, end = tdev->desc.hbm_size;
+	u64 start, end;
 	int idx, ret;
 
-	if (stack != TRN_HBM_ANY_STACK) {
-		start = stack * trn_hbm_stack_size(tdev);
-		end = start + trn_hbm_stack_size(tdev);
-	}
+	trn_hbm_range(tdev, stack, &start, &end);
 	mutex_lock(&tdev->hbm_lock);
 	ret = drm_mm_insert_node_in_range(&tdev->hbm_mm, node, size, align, 0,
 					  start, end, DRM_MM_INSERT_BEST);
@@ -225,14 +256,38 @@ u64 trn_hbm_used(struct trn_device *tdev)
 }
 
 /**
- * trn_hbm_stacks_used() - bytes allocated in each HBM stack
+ * trn_hbm_stacks_usage() - bytes allocated, and largest free range, of
+ * each HBM stack
  * @tdev: the device
- * @used: receives &trn_device_desc.hbm_stacks counts, taken together
+ * @used: receives &trn_device_desc.hbm_stacks counts
+ * @largest_free: NULL, or receives the bytes of each stack's largest free
+ *                range (the part of it in the stack, where it spans more)
+ *
+ * Every figure is taken at one moment.
  */
-void trn_hbm_stacks_used(struct trn_device *tdev, u64 *used)
+void trn_hbm_stacks_usage(struct trn_device *tdev, u64 *used,
+			  u64 *largest_free)
 {
+	u64 stack_size = trn_hbm_stack_size(tdev), start, end;
+	struct drm_mm_node *hole;
+	u32 n;
+
 	mutex_lock(&tdev->hbm_lock);
 	memcpy(used, tdev->hbm_stack_used,
 	       tdev->desc.hbm_stacks * sizeof(*used));
+	if (largest_free) {
+		memset(largest_free, 0,
+		       tdev->desc.hbm_stacks * sizeof(*largest_free));
+		drm_mm_for_each_hole(hole, &tdev->hbm_mm, start, end) {
+			for (n = div64_u64(start, stack_size);
+			     n < tdev->desc.hbm_stacks &&
+			     n * stack_size < end; n++) {
+				u64 lo = max(start, n * stack_size);
+				u64 hi = min(end, (n + 1) * stack_size);
+
+				largest_free[n] = max(largest_free[n], hi - lo);
+			}
+		}
+	}
 	mutex_unlock(&tdev->hbm_lock);
 }

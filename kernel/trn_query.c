@@ -87,20 +87,22 @@ static int trn_query_hbm_stacks(struct trn_device *tdev,
 	const u32 entry = sizeof(struct drm_trn_hbm_stack);
 	u32 n, stacks = tdev->desc.hbm_stacks;
 	struct drm_trn_hbm_stack *answer;
-	u64 *used;
+	u64 *used, *largest;
 	int ret;
 
-	/* Whole entries only: a partial one could never grow. */
+	/* Whole entries only. */
 	if (args->size % entry)
 		return -EINVAL;
 	answer = kcalloc(stacks, entry, GFP_KERNEL);
-	used = kcalloc(stacks, sizeof(*used), GFP_KERNEL);
+	used = kcalloc(2 * stacks, sizeof(*used), GFP_KERNEL);
 	ret = -ENOMEM;
 	if (answer && used) {
-		trn_hbm_stacks_used(tdev, used);
+		largest = used + stacks;
+		trn_hbm_stacks_usage(tdev, used, largest);
 		for (n = 0; n < stacks; n++) {
 			answer[n].size = trn_hbm_stack_size(tdev);
 			answer[n].used = used[n];
+			answer[n].largest_free = largest[n];
 		}
 		ret = trn_query_copy_out(args, answer, stacks * entry, entry);
 	}

@@ -58,7 +58,7 @@ static ssize_t hbm_stack_used_show(struct device *kdev,
 	used = kcalloc(stacks, sizeof(*used), GFP_KERNEL);
 	if (!used)
 		return -ENOMEM;
-	trn_hbm_stacks_used(tdev, used);
+	trn_hbm_stacks_usage(tdev, used, NULL);
 	for (n = 0; n < stacks; n++)
 		len += sysfs_emit_at(buf, len, "%s%llu", n ? " " : "", used[n]);
 	len += sysfs_emit_at(buf, len, "\n");

@@ -35,6 +35,8 @@ _Static_assert(TRN_BO_STACK_MASK == DRM_TRN_BO_STACK_MASK, "flag");
 _Static_assert(TRN_BO_STACK(3) == DRM_TRN_BO_STACK(3), "flag");
 _Static_assert(TRN_USERPTR_READ_ONLY == DRM_TRN_USERPTR_READ_ONLY, "flag");
 _Static_assert(TRN_BO_MAX_ALIGNMENT == DRM_TRN_BO_MAX_ALIGNMENT, "alignment");
+/* An element of the caller's array: its size is ABI. */
+_Static_assert(sizeof(struct trn_hbm_stack) == 64, "trn_hbm_stack size");
 _Static_assert(sizeof(struct trn_memory_stats) >=
 	       sizeof(struct drm_trn_memory_info), "memory stats");
 
@@ -571,9 +573,7 @@ TRN_PUBLIC int trn_device_hbm_stacks(trn_device_t *dev,
 				     struct trn_hbm_stack *stacks, size_t cap,
 				     size_t *count)
 {
-	/* Every stack the uAPI can number, in one call. */
-	struct drm_trn_hbm_stack all[(DRM_TRN_BO_STACK_MASK >>
-				      DRM_TRN_BO_STACK_SHIFT) + 1];
+	struct drm_trn_hbm_stack *got;
 	struct drm_trn_query q;
 	size_t n, i;
 	int ret;
@@ -584,18 +584,29 @@ TRN_PUBLIC int trn_device_hbm_stacks(trn_device_t *dev,
 		return -ECHILD;
 	if (dev->uapi_minor < TRN_UAPI_MINOR_HBM_STACKS)
 		return -EOPNOTSUPP;
+	/* How many, then as many of them as the caller has room for. */
 	memset(&q, 0, sizeof(q));
 	q.query = DRM_TRN_QUERY_HBM_STACKS;
-	q.size = sizeof(all);
-	q.data = (uintptr_t)all;
 	ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUERY, &q);
 	if (ret)
 		return ret;
-	n = q.size / sizeof(all[0]);
-	for (i = 0; i < n && i < cap; i++) {
-		memset(&stacks[i], 0, sizeof(stacks[i]));
-		stacks[i].size = all[i].size;
-		stacks[i].used = all[i].used;
+	n = q.size / sizeof(*got);
+	if (cap && n) {
+		got = calloc(n < cap ? n : cap, sizeof(*got));
+		if (!got)
+			return -ENOMEM;
+		q.size = (uint32_t)((n < cap ? n : cap) * sizeof(*got));
+		q.data = (uintptr_t)got;
+		ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUERY, &q);
+		for (i = 0; !ret && i < q.size / sizeof(*got); i++) {
+			memset(&stacks[i], 0, sizeof(stacks[i]));
+			stacks[i].size = got[i].size;
+			stacks[i].used = got[i].used;
+			stacks[i].largest_free = got[i].largest_free;
+		}
+		free(got);
+		if (ret)
+			return ret;
 	}
 	*count = n;
 	return 0;

@@ -239,19 +239,21 @@ int trn_bo_import(trn_device_t *dev, int dmabuf_fd, trn_bo_t **out);
 /* Memory figures of the device and of the process's context. */
 int trn_device_memory_stats(trn_device_t *dev, struct trn_memory_stats *stats);
 
-/* One HBM stack of a device (DRM_TRN_QUERY_HBM_STACKS). */
+/* One HBM stack of a device (DRM_TRN_QUERY_HBM_STACKS); fixed size. */
 struct trn_hbm_stack {
 	uint64_t size;			/* bytes */
 	uint64_t used;			/* allocated by anyone */
-	uint64_t reserved[2];		/* zero */
+	/* Its largest free range: a page-aligned buffer this big fits now. */
+	uint64_t largest_free;
+	uint64_t reserved[5];		/* zero */
 };
 
 /*
  * The device's HBM stacks in order (TRN_BO_STACK() numbers them): fills
  * @stacks with up to @cap of them and stores how many the device has in
  * @count (at most 256; @stacks may be NULL when @cap is 0). A buffer that
- * spans two stacks counts in each for its bytes there. -EOPNOTSUPP from
- * drivers before uAPI 1.8.
+ * spans several stacks counts in each for its bytes there; the figures of
+ * all stacks are one moment's. -EOPNOTSUPP from drivers before uAPI 1.8.
  */
 int trn_device_hbm_stacks(trn_device_t *dev, struct trn_hbm_stack *stacks,
 			  size_t cap, size_t *count);

@@ -389,6 +389,22 @@ TEST_F(mem, mmap_round_trip)
 	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
 }
 
+/* Stack @n's largest free range (DRM_TRN_QUERY_HBM_STACKS), or ~0. */
+static uint64_t stack_largest_free(int fd, unsigned int n)
+{
+	struct drm_trn_hbm_stack st[64];
+	struct drm_trn_query q = {
+		.query = DRM_TRN_QUERY_HBM_STACKS,
+		.size = sizeof(st),
+		.data = (uintptr_t)st,
+	};
+
+	if (raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ||
+	    n >= q.size / sizeof(st[0]))
+		return ~0ULL;
+	return st[n].largest_free;
+}
+
 /*
  * Bytes allocated in HBM stack @n (DRM_TRN_QUERY_HBM_STACKS), or ~0; sysfs's
  * hbm_stack_used must say the same of every stack (else ~0 too).
@@ -463,6 +479,8 @@ TEST_F(mem, stack_placement)
 		for (m = 0; m < stacks; m++)
 			EXPECT_EQ(m == n ? TEST_PAGE : 0,
 				  stack_used(self->fd, m)) TH_LOG("stack %u", m);
+		/* The page took the empty stack's first bytes (drm_mm's low end). */
+		EXPECT_EQ(stack - TEST_PAGE, stack_largest_free(self->fd, n));
 		EXPECT_EQ(-ENOMEM, bo_create(self->fd, stack,
 					     DRM_TRN_PLACEMENT_HBM, f, 0, NULL,
 					     NULL)) TH_LOG("stack %u", n);
@@ -487,8 +505,10 @@ TEST_F(mem, stack_placement)
 			TH_LOG("stack %u", n);
 	EXPECT_TRUE(counters_are(DUT_ID, self->info.hbm_size,
 				 self->base.host_pinned));
-	for (n = 0; n < stacks; n++)
+	for (n = 0; n < stacks; n++) {
 		EXPECT_EQ(stack, stack_used(self->fd, n));
+		EXPECT_EQ(0, stack_largest_free(self->fd, n));
+	}
 	EXPECT_EQ(-ENOMEM, bo_create(self->fd, 1, DRM_TRN_PLACEMENT_HBM, 0, 0,
 				     NULL, NULL));
 	for (n = 0; n < stacks; n++)
@@ -509,6 +529,8 @@ TEST_F(mem, stack_placement)
 				       0, TEST_PAGE, &h, NULL));
 		EXPECT_EQ(stack, stack_used(self->fd, 0));
 		EXPECT_EQ(MiB, stack_used(self->fd, 1));
+		EXPECT_EQ(0, stack_largest_free(self->fd, 0));
+		EXPECT_EQ(stack - MiB, stack_largest_free(self->fd, 1));
 		EXPECT_EQ(0, gem_close(self->fd, h));
 		EXPECT_EQ(0, gem_close(self->fd, whole[0]));
 	}
@@ -1192,6 +1214,21 @@ TEST_F(mem, bo_create_invalid)
 	c.size = self->info.hbm_size / self->info.hbm_stacks + 1;
 	c.flags = DRM_TRN_BO_STACK(self->info.hbm_stacks - 1);
 	CREATE_FAILS(c, E2BIG);
+	/*
+	 * A page on stack 1 aligned to 1 GiB: never, where stack 1 holds no
+	 * multiple of 1 GiB (the simulator's, the model's).
+	 */
+	if (self->info.hbm_stacks > 1) {
+		uint64_t stack = self->info.hbm_size / self->info.hbm_stacks;
+		uint64_t at = (stack + GiB - 1) & ~(GiB - 1);
+
+		c.size = TEST_PAGE;
+		c.flags = DRM_TRN_BO_STACK(1);
+		c.alignment = GiB;
+		if (at + TEST_PAGE > 2 * stack)
+			CREATE_FAILS(c, E2BIG);
+		c.alignment = 0;
+	}
 
 	/* The valid baseline works, and the flags really are accepted. */
 	c = good_create();
@@ -1635,7 +1672,8 @@ TEST_F(mem, libtrnhal_buffers)
 		ASSERT_EQ(0, trn_device_hbm_stacks(dev, &one, 1, &count));
 		EXPECT_EQ(self->info.hbm_stacks, count);
 		EXPECT_EQ(self->info.hbm_size / count, one.size);
-		EXPECT_EQ(0, one.reserved[0] | one.reserved[1]);
+		EXPECT_EQ(one.size - one.used, one.largest_free);
+		EXPECT_EQ(0, one.reserved[0] | one.reserved[4]);
 		ASSERT_EQ(0, trn_device_hbm_stacks(dev, stacks, 256, &count));
 		for (n = 0; n < count; n++) {
 			EXPECT_EQ(self->info.hbm_size / count, stacks[n].size);

@@ -201,12 +201,13 @@ TEST_F(uapi, hbm_stacks_field)
 }
 
 /*
- * uAPI 1.8: DRM_TRN_QUERY_HBM_STACKS, one 16-byte entry per stack, whole
- * entries only; its figures agree with the device's.
+ * uAPI 1.8: DRM_TRN_QUERY_HBM_STACKS, one 32-byte entry per stack, whole
+ * entries only; its figures agree with the device's (an idle one: every
+ * stack wholly free).
  */
 TEST_F(uapi, hbm_stacks_query)
 {
-	static const uint32_t partial[] = { 1, 8, 15, 17, 24, 31, 4095 };
+	static const uint32_t partial[] = { 1, 8, 16, 24, 31, 33, 48, 4095 };
 	struct drm_trn_hbm_stack *st = (void *)self->buf;
 	struct drm_trn_device_info info;
 	struct drm_trn_memory_info mi;
@@ -215,7 +216,7 @@ TEST_F(uapi, hbm_stacks_query)
 	uint32_t full, n;
 	size_t i;
 
-	_Static_assert(sizeof(*st) == 16, "an HBM stack entry is 16 bytes");
+	_Static_assert(sizeof(*st) == 32, "an HBM stack entry is 32 bytes");
 	ASSERT_EQ(0, query_info(self->fd, &info));
 	full = info.hbm_stacks * sizeof(*st);
 
@@ -243,6 +244,8 @@ TEST_F(uapi, hbm_stacks_query)
 	for (n = 0; n < info.hbm_stacks; n++) {
 		EXPECT_EQ(info.hbm_size / info.hbm_stacks, st[n].size);
 		EXPECT_GE(st[n].size, st[n].used);
+		EXPECT_EQ(st[n].size - st[n].used, st[n].largest_free);
+		EXPECT_EQ(0, st[n].reserved);
 		used += st[n].used;
 	}
 	EXPECT_TRUE(all_pattern(self->buf + full, sizeof(self->buf) - full));

@@ -88,8 +88,9 @@ enum drm_trn_generation {
  * @DRM_TRN_QUERY_DEVICE_INFO: &struct drm_trn_device_info
  * @DRM_TRN_QUERY_MEMORY: &struct drm_trn_memory_info
  * @DRM_TRN_QUERY_HBM_STACKS: an array of &struct drm_trn_hbm_stack, one per
- *	HBM stack in stack order (uAPI 1.8); @size must be a multiple of the
- *	entry's size, and the kernel writes as many whole entries as fit
+ *	HBM stack in stack order (uAPI 1.8); &drm_trn_query.size must be a
+ *	multiple of the entry's size, and the kernel writes as many whole
+ *	entries as fit
  */
 enum drm_trn_query_id {
 	DRM_TRN_QUERY_DEVICE_INFO = 1,
@@ -243,7 +244,8 @@ enum drm_trn_placement {
  *
  * Only with %DRM_TRN_PLACEMENT_HBM, and for a stack the device has
  * (&drm_trn_device_info.hbm_stacks). A buffer larger than one stack fails
- * with -E2BIG, one that does not fit in the stack's free memory with
+ * with -E2BIG (as does one that its alignment leaves no room for in the
+ * stack), one that does not fit in the stack's free memory now with
  * -ENOMEM, even where other stacks have room. Without the flag a buffer
  * goes wherever it fits and may span stacks. Use DRM_TRN_BO_STACK().
  */
@@ -254,8 +256,9 @@ enum drm_trn_placement {
 #define DRM_TRN_BO_STACK_MASK		(0xffU << DRM_TRN_BO_STACK_SHIFT)
 /**
  * DRM_TRN_BO_STACK - the flags that place a buffer on one HBM stack
- * @n: the stack's number (256 or more spills into flag bits that do not
- *     exist: -EINVAL)
+ * @n: the stack's number, below &drm_trn_device_info.hbm_stacks; the macro
+ *     does not check it (from 256 to 2^24 - 1 it spills into flag bits that
+ *     do not exist, -EINVAL; beyond, it is cut short)
  */
 #define DRM_TRN_BO_STACK(n) \
 	(DRM_TRN_BO_ON_STACK | ((__u32)(n) << DRM_TRN_BO_STACK_SHIFT))
@@ -363,13 +366,22 @@ struct drm_trn_memory_info {
 /**
  * struct drm_trn_hbm_stack - one HBM stack, in %DRM_TRN_QUERY_HBM_STACKS
  *
- * Buffers that span two stacks count in each for the bytes they have there.
+ * Buffers that span several stacks count in each for the bytes they have
+ * there. All figures of all stacks are taken at one moment.
  */
 struct drm_trn_hbm_stack {
 	/** @size: bytes of the stack (&drm_trn_device_info.hbm_size / hbm_stacks). */
 	__u64 size;
 	/** @used: bytes of it allocated, by anyone. */
 	__u64 used;
+	/**
+	 * @largest_free: bytes of its largest free range: a buffer of that
+	 * size placed on the stack with &drm_trn_bo_create.alignment of a
+	 * page fits now.
+	 */
+	__u64 largest_free;
+	/** @reserved: 0; a later uAPI may give it a meaning. */
+	__u64 reserved;
 };
 
 /**
