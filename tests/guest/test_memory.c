@@ -389,20 +389,25 @@ TEST_F(mem, mmap_round_trip)
 	EXPECT_TRUE(counters_are(DUT_ID, 0, self->base.host_pinned));
 }
 
-/* Stack @n's largest free range (DRM_TRN_QUERY_HBM_STACKS), or ~0. */
-static uint64_t stack_largest_free(int fd, unsigned int n)
+/* The device's HBM stacks (DRM_TRN_QUERY_HBM_STACKS): how many, or 0. */
+static unsigned int query_stacks(int fd, struct drm_trn_hbm_stack st[64])
 {
-	struct drm_trn_hbm_stack st[64];
 	struct drm_trn_query q = {
 		.query = DRM_TRN_QUERY_HBM_STACKS,
-		.size = sizeof(st),
+		.size = 64 * sizeof(st[0]),
 		.data = (uintptr_t)st,
 	};
 
-	if (raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ||
-	    n >= q.size / sizeof(st[0]))
-		return ~0ULL;
-	return st[n].largest_free;
+	return raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ? 0 :
+	       q.size / sizeof(st[0]);
+}
+
+/* Stack @n's largest free range, or ~0. */
+static uint64_t stack_largest_free(int fd, unsigned int n)
+{
+	struct drm_trn_hbm_stack st[64];
+
+	return n < query_stacks(fd, st) ? st[n].largest_free : ~0ULL;
 }
 
 /*
@@ -411,20 +416,14 @@ static uint64_t stack_largest_free(int fd, unsigned int n)
  */
 static uint64_t stack_used(int fd, unsigned int n)
 {
-	struct drm_trn_hbm_stack st[256];
-	struct drm_trn_query q = {
-		.query = DRM_TRN_QUERY_HBM_STACKS,
-		.size = sizeof(st),
-		.data = (uintptr_t)st,
-	};
 	char path[128], line[64 * 21 + 2], *p = line, *end;
+	struct drm_trn_hbm_stack st[64];
 	unsigned int minor, i, count;
 	FILE *f;
 
-	if (raw_ioctl(fd, DRM_IOCTL_TRN_QUERY, &q) ||
-	    n >= q.size / sizeof(st[0]) || dut_minor(&minor))
+	count = query_stacks(fd, st);
+	if (n >= count || dut_minor(&minor))
 		return ~0ULL;
-	count = q.size / sizeof(st[0]);
 	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/hbm_stack_used",
 		 minor);
 	f = fopen(path, "r");
