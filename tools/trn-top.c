@@ -194,36 +194,54 @@ static void bar(char *buf, size_t size, double ratio, unsigned int width)
 	buf[2 + width] = '\0';
 }
 
+/*
+ * Cells on lines of their own below a device's, a new line whenever the
+ * next cell would pass the view's width or the buffer.
+ */
+struct cells {
+	char line[512];
+	size_t len;
+};
+
+static void cells_flush(struct view *v, struct cells *c)
+{
+	if (c->len)
+		view_printf(v, false, "      %s", c->line);
+	c->len = 0;
+}
+
+static void cells_add(struct view *v, struct cells *c, const char *cell)
+{
+	size_t n = strlen(cell);
+
+	if (c->len + n > v->width || c->len + n >= sizeof(c->line))
+		cells_flush(v, c);
+	c->len += (size_t)snprintf(c->line + c->len, sizeof(c->line) - c->len,
+				   "%s", cell);
+}
+
 /* Each HBM stack's use, where the device has more than one. */
 static void render_stacks(struct view *v, const struct top_device *d)
 {
-	char line[512], used[32];
-	size_t len = 0;
+	struct cells c = { .len = 0 };
+	char used[32], cell[48];
 	unsigned int i;
 
 	if (d->nstacks < 2)
 		return;
 	for (i = 0; i < d->nstacks; i++) {
-		char cell[48];
-
 		format_size(d->stack_used[i], used, sizeof(used));
 		snprintf(cell, sizeof(cell), "  stack%-2u %10s", i, used);
-		if (len + strlen(cell) > v->width && len) {
-			view_printf(v, false, "      %s", line);
-			len = 0;
-		}
-		len += (size_t)snprintf(line + len, sizeof(line) - len, "%s",
-					cell);
+		cells_add(v, &c, cell);
 	}
-	if (len)
-		view_printf(v, false, "      %s", line);
+	cells_flush(v, &c);
 }
 
 static void render_device(struct view *v, const struct top_device *d,
 			  const struct top_device *b, uint64_t period)
 {
-	char used[32], total[32], cores[512], cell[64], meter[32];
-	size_t len = 0;
+	char used[32], total[32], cell[64], meter[32];
+	struct cells c = { .len = 0 };
 	unsigned int i;
 
 	format_size(d->hbm_used, used, sizeof(used));
@@ -239,7 +257,6 @@ static void render_device(struct view *v, const struct top_device *d,
 	if (d->health_reason[0])
 		view_printf(v, false, "         %s", d->health_reason);
 	render_stacks(v, d);
-	cores[0] = '\0';
 	for (i = 0; i < d->ncores; i++) {
 		double u = b && i < b->ncores ?
 			   top_ratio(b->cores[i].busy_ns, d->cores[i].busy_ns,
@@ -248,16 +265,9 @@ static void render_device(struct view *v, const struct top_device *d,
 		bar(meter, sizeof(meter), u, 10);
 		snprintf(cell, sizeof(cell), "  core%-2u %s %5.1f%%", i, meter,
 			 u * 100);
-		if (len + strlen(cell) > v->width && len) {
-			view_printf(v, false, "      %s", cores);
-			cores[0] = '\0';
-			len = 0;
-		}
-		len += (size_t)snprintf(cores + len, sizeof(cores) - len, "%s",
-					cell);
+		cells_add(v, &c, cell);
 	}
-	if (len)
-		view_printf(v, false, "      %s", cores);
+	cells_flush(v, &c);
 }
 
 static void render(struct view *v, const struct top_sample *now,
