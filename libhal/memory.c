@@ -591,11 +591,13 @@ TRN_PUBLIC int trn_device_hbm_stacks(trn_device_t *dev,
 	if (ret)
 		return ret;
 	n = q.size / sizeof(*got);
-	if (cap && n) {
-		got = calloc(n < cap ? n : cap, sizeof(*got));
+	if (cap > n)
+		cap = n;
+	if (cap) {
+		got = calloc(cap, sizeof(*got));
 		if (!got)
 			return -ENOMEM;
-		q.size = (uint32_t)((n < cap ? n : cap) * sizeof(*got));
+		q.size = (uint32_t)(cap * sizeof(*got));
 		q.data = (uintptr_t)got;
 		ret = trn_ioctl_errno(dev->fd, DRM_IOCTL_TRN_QUERY, &q);
 		for (i = 0; !ret && i < q.size / sizeof(*got); i++) {

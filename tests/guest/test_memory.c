@@ -419,20 +419,14 @@ static uint64_t stack_used(int fd, unsigned int n)
 	char path[128], line[64 * 21 + 2], *p = line, *end;
 	struct drm_trn_hbm_stack st[64];
 	unsigned int minor, i, count;
-	FILE *f;
 
 	count = query_stacks(fd, st);
 	if (n >= count || dut_minor(&minor))
 		return ~0ULL;
 	snprintf(path, sizeof(path), ACCEL_CLASS "/accel%u/hbm_stack_used",
 		 minor);
-	f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof(line), f)) {
-		if (f)
-			fclose(f);
+	if (read_file(path, line, sizeof(line)) < 0)
 		return ~0ULL;
-	}
-	fclose(f);
 	for (i = 0; i < count; i++, p = end) {
 		unsigned long long v = strtoull(p, &end, 10);
 
